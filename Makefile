@@ -1,0 +1,35 @@
+# `make run` and `make test` do all set-up on a fresh machine (see README).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SYSTEM_PACKAGES := libportaudio2 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
+	libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 \
+	libgl1 libfontconfig1 libdbus-1-3 xvfb pulseaudio pulseaudio-utils espeak-ng
+
+.PHONY: run test system-deps bench screenshots clean
+
+$(STAMP): pyproject.toml scripts/install_torch.sh
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	scripts/install_torch.sh $(PY)
+	$(PY) -m pip install -q -e '.[multilingual,test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/ferrum-gui
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q -ra
+
+bench: $(STAMP)
+	$(PY) bench/transcribe.py && $(PY) bench/embed.py && $(PY) bench/search.py
+
+screenshots: $(STAMP)
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+
+# Debian/Ubuntu packages the app and its tests use (PortAudio, Qt's xcb plugin, Xvfb, PulseAudio).
+system-deps:
+	apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(SYSTEM_PACKAGES)
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install torch into the given Python before anything that depends on it.
+# Prefer a local CPU wheel (pip's find-links) so no multi-GB CUDA build is downloaded;
+# elsewhere take the CPU build on machines without an NVIDIA GPU, the default build otherwise.
+set -euo pipefail
+py=${1:-python3}
+if "$py" -c 'import torch' 2>/dev/null; then exit 0; fi
+if "$py" -m pip install --no-index torch==2.13.0 2>/dev/null; then exit 0; fi
+if [ "$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1; then
+  "$py" -m pip install torch --index-url https://download.pytorch.org/whl/cpu && exit 0
+fi
+"$py" -m pip install torch
