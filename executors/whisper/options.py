@@ -1,0 +1,36 @@
+"""One options object for every transcription call (no 36-keyword signatures)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import InvalidParameterError
+
+
+@dataclass
+class TranscribeOptions:
+    language: str | None = None          # None = detect (multilingual models); "en" for .en models
+    task: str = "transcribe"             # or "translate"
+    beam_size: int = 1
+    best_of: int = 5                     # samples tried at temperature > 0
+    temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    initial_prompt: str | None = None
+    condition_on_previous_text: bool = True
+    word_timestamps: bool = False
+    vad_filter: bool = False
+    no_speech_threshold: float = 0.6
+    compression_ratio_threshold: float = 2.4
+    log_prob_threshold: float = -1.0
+    batch_windows: int = 1               # >1: decode several 30 s windows of one file together
+    extra: dict = field(default_factory=dict)
+
+    def validate(self) -> "TranscribeOptions":
+        if self.task not in ("transcribe", "translate"):
+            raise InvalidParameterError(f"Unknown task '{self.task}'", "use 'transcribe' or 'translate'")
+        if self.beam_size < 1:
+            raise InvalidParameterError("beam_size must be at least 1", "use 1 for greedy decoding")
+        if not self.temperatures:
+            raise InvalidParameterError("temperatures must not be empty", "use (0.0,) for no fallback")
+        if self.batch_windows < 1:
+            raise InvalidParameterError("batch_windows must be at least 1", "use 1 for sequential decoding")
+        return self

@@ -1,0 +1,1 @@
+"""The headless ``ferrum`` command (imports no Qt)."""
