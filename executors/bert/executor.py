@@ -1,0 +1,327 @@
+"""``BertModelExecutor``: sentence embeddings from a BERT-family encoder, equal to sentence-transformers.
+
+``embed(texts)`` tokenises once (fast tokenizer, one batch call), sorts by token length, runs
+token-budget batches and puts the vectors back in input order; repeated texts come from an
+LRU cache bounded in bytes. The contract methods expose the same model to the engine:
+``prefill`` gives pooled embeddings, ``forward`` the last hidden states.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..contract import ModelExecutor
+from ..device import DeviceChoice, available_devices, resolve_device
+from ..errors import ModelError, RequestValidationError, wrap_unexpected
+from ..stats import ExecutorStats, parameter_bytes
+from ..types import (
+    CacheMetricsSnapshot,
+    CancelToken,
+    DecodeInput,
+    DecodeOutput,
+    ExecutorCapabilities,
+    ExecutorState,
+    ExecutorStatus,
+    MemoryRequirements,
+    ModelInfo,
+    PrefillInput,
+    PrefillOutput,
+)
+from .batching import pad, plan_batches
+from .embedding_cache import EmbeddingCache
+from .loading import load_components
+from .pooling import PoolingConfig, pool
+
+DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class EmbedMetrics:
+    """Running totals of ``embed``: texts asked for, tokens run, texts cut at the length limit."""
+
+    texts: int = 0
+    computed_texts: int = 0
+    tokens: int = 0
+    padded_tokens: int = 0
+    truncated_texts: int = 0
+    batches: int = 0
+
+
+class BertModelExecutor(ModelExecutor):
+    def __init__(self, model, model_info: ModelInfo, device: DeviceChoice | str = "cpu", *,
+                 tokenizer=None, pooling: PoolingConfig | None = None,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, token_budget: int | None = None,
+                 max_batch_size: int = 128):
+        if tokenizer is None:
+            raise ModelError("BertModelExecutor needs the model's tokenizer",
+                             "build it with BertModelExecutor.load/from_path, which loads both")
+        self._model = model.eval()
+        self._info = model_info
+        self._device = device if isinstance(device, DeviceChoice) else resolve_device(device)
+        self._tokenizer = tokenizer
+        self.pooling = pooling or PoolingConfig(max_seq_length=model_info.max_sequence_length)
+        self.max_seq_length = int(model_info.max_sequence_length)
+        self.embedding_dim = int(model_info.metadata.get("embedding_dim", model_info.hidden_size))
+        self.max_batch_size = max_batch_size
+        # activations grow with rows × length; a GPU affords far bigger batches than a CPU cache
+        self.token_budget = token_budget or (8192 if self._device.kind == "cpu" else 65536)
+        self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self._encoder = self._backend(truncate=True)
+        self._counter = self._backend(truncate=False)
+        self.cache = EmbeddingCache(cache_bytes)
+        self._cache_key = f"{model_info.model_id}@{model_info.dtype}"
+        self._metrics = EmbedMetrics()
+        self._metrics_lock = threading.Lock()
+        self._stats = ExecutorStats(self._device.name, int(model_info.metadata.get("parameter_bytes", 0))
+                                    or parameter_bytes(model))
+        self._stats.set_state(ExecutorState.READY)
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def load(cls, model_path: str | Path = "all-MiniLM-L6-v2", model_def: dict | None = None,
+             device: str = "auto", dtype: str = "auto", threads: int | None = None,
+             quantize: bool = False, *, model_id: str | None = None, **kwargs) -> "BertModelExecutor":
+        """Blocking load; ``model_path`` is a folder or a model-store reference."""
+        choice = resolve_device(device, dtype, threads)
+        try:
+            parts = load_components(model_path, model_def, choice, quantize=quantize, model_id=model_id)
+        except Exception as exc:  # noqa: BLE001 - every failure leaves as a FerrumError
+            raise wrap_unexpected(exc, f"loading the embedding model {model_path}") from exc
+        return cls(parts.model, parts.info, choice, tokenizer=parts.tokenizer, pooling=parts.pooling, **kwargs)
+
+    @classmethod
+    async def from_path(cls, model_path: str | Path, model_def: dict | None = None, device: str = "auto",
+                        dtype: str = "auto", threads: int | None = None, quantize: bool = False,
+                        **kwargs) -> "BertModelExecutor":
+        return await asyncio.to_thread(cls.load, model_path, model_def, device, dtype, threads, quantize, **kwargs)
+
+    # ---- properties ---------------------------------------------------------------------
+    @property
+    def model_id(self) -> str:
+        return self._info.model_id
+
+    @property
+    def tokenizer(self):
+        return self._tokenizer
+
+    @property
+    def device(self) -> DeviceChoice:
+        return self._device
+
+    @property
+    def quantized(self) -> bool:
+        return bool(self._info.metadata.get("quantized"))
+
+    def model(self):
+        """The wrapped ``transformers`` encoder (dynamically quantised when loaded with quantize=True)."""
+        return self._model
+
+    def _backend(self, truncate: bool):
+        from tokenizers import Tokenizer
+
+        backend = Tokenizer.from_str(self._tokenizer.backend_tokenizer.to_str())
+        backend.no_padding()
+        if truncate:
+            backend.enable_truncation(self.max_seq_length)
+        else:
+            backend.no_truncation()
+        return backend
+
+    # ---- embeddings ---------------------------------------------------------------------
+    def _prepare(self, text: str) -> str:
+        # sentence-transformers strips each text (and lower-cases when its config says so)
+        text = text.strip()
+        return text.lower() if self.pooling.do_lower_case else text
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` with the special tokens, without truncation (compare to max_seq_length)."""
+        return len(self._counter.encode(self._prepare(text)).ids)
+
+    def get_embeddings(self, input_ids, attention_mask=None):
+        """Pooled (and, per the model's config, normalised) float32 embeddings ``[batch, dim]``."""
+        import torch
+
+        input_ids = torch.as_tensor(input_ids, dtype=torch.long)
+        if input_ids.dim() == 1:
+            input_ids = input_ids.unsqueeze(0)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        attention_mask = torch.as_tensor(attention_mask, dtype=torch.long).to(self._device.torch_device)
+        hidden = self._hidden_states(input_ids, attention_mask)
+        with torch.inference_mode():
+            return pool(hidden, attention_mask, self.pooling)
+
+    def _hidden_states(self, input_ids, attention_mask):
+        import torch
+
+        if input_ids.shape[-1] > self._info.metadata.get("max_position_embeddings", self.max_seq_length):
+            raise RequestValidationError(
+                f"Input of {input_ids.shape[-1]} tokens is longer than the model's "
+                f"{self._info.metadata.get('max_position_embeddings')} positions",
+                "truncate the input ids, or use embed(), which truncates for you")
+        with torch.inference_mode():
+            out = self._model(input_ids=input_ids.to(self._device.torch_device),
+                              attention_mask=attention_mask.to(self._device.torch_device))
+        return out.last_hidden_state
+
+    def embed(self, texts: Iterable[str], *, use_cache: bool = True,
+              cancel: CancelToken | None = None) -> np.ndarray:
+        """Embed ``texts`` → float32 ``[len(texts), embedding_dim]`` in input order (sync, blocking)."""
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise RequestValidationError(f"Text {i} is a {type(text).__name__}, not a string",
+                                             "pass a list of strings")
+        out = np.empty((len(texts), self.embedding_dim), dtype=np.float32)
+        pending: dict[str, list[int]] = {}  # unique text -> positions; duplicates run once
+        for i, text in enumerate(texts):
+            if text in pending:
+                pending[text].append(i)
+                continue
+            hit = self.cache.get(self._cache_key, text) if use_cache else None
+            if hit is not None:
+                out[i] = hit
+            else:
+                pending[text] = [i]
+        if pending:
+            try:
+                self._compute(list(pending.items()), out, use_cache, cancel)
+            except Exception as exc:  # noqa: BLE001
+                raise wrap_unexpected(exc, f"embedding {len(texts)} texts") from exc
+        with self._metrics_lock:
+            self._metrics.texts += len(texts)
+        return out
+
+    def _compute(self, pending: list[tuple[str, list[int]]], out: np.ndarray, use_cache: bool,
+                 cancel: CancelToken | None) -> None:
+        encodings = self._encoder.encode_batch([self._prepare(text) for text, _ in pending])
+        ids = [e.ids for e in encodings]
+        truncated = sum(1 for e in encodings if e.overflowing)
+        batches = plan_batches([len(x) for x in ids], self.token_budget, self.max_batch_size)
+        for batch in batches:
+            if cancel is not None:
+                cancel.raise_if_cancelled("embedding")
+            input_ids, mask = pad([ids[j] for j in batch.indices], self._pad_id)
+            with self._stats.operation("prefill", len(batch.indices)):
+                vectors = self.get_embeddings(input_ids, mask).cpu().numpy()
+            for row, j in enumerate(batch.indices):
+                text, positions = pending[j]
+                out[positions] = vectors[row]
+                if use_cache:
+                    self.cache.put(self._cache_key, text, vectors[row])
+            with self._metrics_lock:
+                self._metrics.batches += 1
+                self._metrics.padded_tokens += batch.padded_tokens
+        with self._metrics_lock:
+            self._metrics.computed_texts += len(pending)
+            self._metrics.tokens += sum(len(x) for x in ids)
+            self._metrics.truncated_texts += truncated
+
+    def metrics(self) -> EmbedMetrics:
+        with self._metrics_lock:
+            return EmbedMetrics(**asdict(self._metrics))
+
+    # ---- contract -----------------------------------------------------------------------
+    def info(self) -> ModelInfo:
+        return self._info
+
+    async def prefill(self, input: PrefillInput) -> PrefillOutput:  # noqa: A002
+        ids = input.input_ids if input.input_ids.dim() > 1 else input.input_ids.unsqueeze(0)
+        with self._stats.operation("prefill", int(ids.shape[0])):
+            try:
+                return PrefillOutput(logits=self.get_embeddings(ids, input.attention_mask))
+            except Exception as exc:  # noqa: BLE001
+                raise wrap_unexpected(exc, "running BERT prefill") from exc
+
+    async def batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
+        """Pads every input into one batch and runs a single forward pass."""
+        if not inputs:
+            return []
+        rows: list[list[int]] = []
+        counts: list[int] = []
+        for item in inputs:
+            ids = item.input_ids if item.input_ids.dim() > 1 else item.input_ids.unsqueeze(0)
+            mask = item.attention_mask
+            if mask is not None and mask.dim() == 1:
+                mask = mask.unsqueeze(0)
+            for r in range(ids.shape[0]):
+                row = ids[r] if mask is None else ids[r][mask[r].bool()]
+                rows.append(row.tolist())
+            counts.append(int(ids.shape[0]))
+        input_ids, attention_mask = pad(rows, self._pad_id)
+        with self._stats.operation("prefill", len(rows)):
+            pooled = self.get_embeddings(input_ids, attention_mask)
+        outputs, start = [], 0
+        for n in counts:
+            outputs.append(PrefillOutput(logits=pooled[start:start + n]))
+            start += n
+        return outputs
+
+    async def decode(self, input: DecodeInput) -> DecodeOutput:  # noqa: A002
+        raise ModelError("BERT is an encoder: it does not generate tokens, so it has no decode step",
+                         "call prefill (or embed) to get the sentence embeddings")
+
+    async def forward(self, input):  # noqa: A002
+        """Last hidden states ``[batch, seq, hidden]`` for a PrefillInput or a tensor of ids."""
+        import torch
+
+        ids = input.input_ids if isinstance(input, PrefillInput) else torch.as_tensor(input)
+        mask = input.attention_mask if isinstance(input, PrefillInput) else None
+        if ids.dim() == 1:
+            ids = ids.unsqueeze(0)
+        if mask is None:
+            mask = torch.ones_like(ids)
+        elif mask.dim() == 1:
+            mask = mask.unsqueeze(0)
+        with self._stats.operation("prefill", int(ids.shape[0])):
+            return self._hidden_states(ids.long(), mask.long())
+
+    def capabilities(self) -> ExecutorCapabilities:
+        info = self._info
+        elem = 1 if self.quantized else (2 if info.dtype in ("float16", "bfloat16") else 4)
+        intermediate = int(info.metadata.get("intermediate_size", 4 * info.hidden_size))
+        # one layer's live activations per token: q/k/v/context/output + MLP, plus attention scores
+        per_token = elem * (5 * info.hidden_size + intermediate) + 4 * info.num_heads * self.max_seq_length
+        dtypes = ["float32"] + (["int8"] if self._device.kind == "cpu" else ["float16", "bfloat16"])
+        return ExecutorCapabilities(
+            max_batch_size=self.max_batch_size,
+            max_sequence_length=self.max_seq_length,
+            attention_mechanisms=[str(info.metadata.get("attn_implementation", "sdpa"))],
+            supports_dynamic_batching=True,
+            supports_continuous_batching=False,
+            supports_speculative_decoding=False,
+            supports_tensor_parallelism=False,
+            supports_pipeline_parallelism=False,
+            supported_dtypes=dtypes,
+            supported_devices=available_devices(),
+            memory_requirements=MemoryRequirements(
+                parameter_memory=self._stats.parameter_bytes,
+                activation_memory_per_token=per_token,
+                kv_cache_memory_per_token=0,
+                overhead_memory=self.cache.capacity_bytes,
+            ),
+        )
+
+    def status(self) -> ExecutorStatus:
+        return self._stats.status()
+
+    def cache_metrics_snapshot(self) -> CacheMetricsSnapshot:
+        return CacheMetricsSnapshot(caches={"embeddings": self.cache.stats()})
+
+    async def warmup(self) -> None:
+        await asyncio.to_thread(self.embed, ["warm-up"], use_cache=False)
+
+    async def shutdown(self) -> None:
+        self.cache.clear()
+        self._stats.set_state(ExecutorState.SHUTDOWN)
+
+    def __repr__(self) -> str:
+        return (f"BertModelExecutor({self.model_id!r}, device={self._device.name}, dtype={self._info.dtype}, "
+                f"pooling={'+'.join(self.pooling.modes)}, normalize={self.pooling.normalize})")
+

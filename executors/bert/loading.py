@@ -1,0 +1,114 @@
+"""Load a BERT-family encoder folder: weights, fast tokenizer, pooling config, ModelInfo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..device import DeviceChoice
+from ..errors import InvalidParameterError, NotFoundError, TokenizerError
+from ..types import ModelInfo, ModelType
+from .pooling import PoolingConfig, read_pooling_config
+from .quantize import quantize_linears, quantized_bytes
+
+_GENERIC_NAMES = {"model", "models", "snapshot", "main"}
+
+
+@dataclass
+class LoadedParts:
+    model: object
+    tokenizer: object
+    pooling: PoolingConfig
+    info: ModelInfo
+
+
+def resolve_folder(model_path: str | Path) -> tuple[Path, str | None]:
+    """A folder as given, or a model-store reference resolved to its folder (and its id)."""
+    path = Path(model_path).expanduser()
+    if path.is_dir():
+        return path, None
+    try:
+        from ..model_store import resolve_model
+    except ImportError:  # model store not installed in this build: only folders work
+        raise NotFoundError(f"Embedding model folder {model_path} not found",
+                            "pass the path of a sentence-transformers or Hugging Face folder") from None
+    resolved = resolve_model(str(model_path), kind="embedding")
+    return Path(resolved.path), resolved.model_id
+
+
+def _default_model_id(folder: Path) -> str:
+    # bundled packages keep the weights in <package>/model; the package name says more
+    name = folder.name if folder.name.lower() not in _GENERIC_NAMES else folder.parent.name
+    return name
+
+
+def _read_config(folder: Path, model_def: dict | None):
+    from transformers import AutoConfig
+
+    if model_def is not None:
+        data = dict(model_def)
+        model_type = data.pop("model_type", "bert")
+        return AutoConfig.for_model(model_type, **data)
+    if not (folder / "config.json").is_file():
+        raise NotFoundError(f"{folder} has no config.json", "point at a Hugging Face or sentence-transformers model folder")
+    return AutoConfig.from_pretrained(str(folder))
+
+
+def load_components(model_path: str | Path, model_def: dict | None, device: DeviceChoice, *,
+                    quantize: bool = False, model_id: str | None = None) -> LoadedParts:
+    from transformers import AutoModel, AutoTokenizer
+
+    if quantize and device.kind != "cpu":
+        raise InvalidParameterError(f"int8 quantisation runs on the CPU only, not on {device.name}",
+                                    "drop --int8/quantize, or choose device 'cpu'")
+    folder, store_id = resolve_folder(model_path)
+    pooling = read_pooling_config(folder)
+    weights = folder / pooling.transformer_dir
+    config = _read_config(weights, model_def)
+    model = AutoModel.from_pretrained(str(weights), config=config, dtype=device.torch_dtype,
+                                      attn_implementation="sdpa")
+    model.eval()
+    num_parameters = sum(p.numel() for p in model.parameters())
+    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    if quantize:
+        model = quantize_linears(model)
+    else:
+        model.to(device.torch_device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(weights), use_fast=True)
+    except Exception as exc:  # noqa: BLE001
+        raise TokenizerError(f"Cannot load the tokenizer of {weights}: {exc}",
+                             "the folder needs tokenizer.json (or vocab.txt) next to the weights") from exc
+    if not getattr(tokenizer, "is_fast", False):
+        raise TokenizerError(f"{weights} has only a slow tokenizer", "add a tokenizer.json to the folder")
+    limits = [n for n in (getattr(config, "max_position_embeddings", None), pooling.max_seq_length
+                          or getattr(tokenizer, "model_max_length", None)) if n]
+    max_len = int(min(limits)) if limits else 512
+    dim = int(config.hidden_size) * len(pooling.modes)
+    info = ModelInfo(
+        model_id=model_id or store_id or _default_model_id(folder),
+        model_type=ModelType.EMBEDDING,
+        num_parameters=num_parameters,
+        hidden_size=int(config.hidden_size),
+        num_layers=int(config.num_hidden_layers),
+        num_heads=int(config.num_attention_heads),
+        num_kv_heads=int(config.num_attention_heads),
+        vocab_size=int(config.vocab_size),
+        max_sequence_length=max_len,
+        dtype="int8" if quantize else device.dtype_name,
+        device=device.name,
+        metadata={
+            "path": str(folder),
+            "architecture": (config.architectures or [type(model).__name__])[0],
+            "embedding_dim": dim,
+            "pooling": "+".join(pooling.modes),
+            "normalize": pooling.normalize,
+            "quantized": quantize,
+            "parameter_bytes": quantized_bytes(model) if quantize else param_bytes,
+            "intermediate_size": int(getattr(config, "intermediate_size", 4 * config.hidden_size)),
+            "max_position_embeddings": int(getattr(config, "max_position_embeddings", max_len)),
+            "attn_implementation": getattr(config, "_attn_implementation", None) or "sdpa",
+            "config_source": pooling.source,
+        },
+    )
+    return LoadedParts(model, tokenizer, pooling, info)

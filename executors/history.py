@@ -1,0 +1,281 @@
+"""Transcript history: every transcription and dictation session, kept in SQLite.
+
+Each finished segment is committed as it arrives (WAL journal), so a crash loses at most the
+segment being decoded; a record that has segments but was never finished is listed as
+``interrupted`` with everything that was saved. User edits to segment text are kept apart
+from the decoded text so they survive a later ``finish`` of the same record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import IOError_, NotFoundError
+from .paths import data_dir
+from .whisper.results import Segment, Transcript, Word
+
+DB_NAME = "history.sqlite3"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL DEFAULT 'file',
+    source TEXT NOT NULL,
+    audio_path TEXT,
+    model_id TEXT NOT NULL DEFAULT '',
+    options TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    finished REAL,
+    language TEXT NOT NULL DEFAULT '',
+    language_probability REAL NOT NULL DEFAULT 0,
+    duration REAL NOT NULL DEFAULT 0,
+    task TEXT NOT NULL DEFAULT 'transcribe',
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS segments (
+    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+    seg_id INTEGER NOT NULL,
+    start REAL NOT NULL,
+    "end" REAL NOT NULL,
+    text TEXT NOT NULL,
+    edited_text TEXT,
+    extra TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (record_id, seg_id)
+);
+CREATE INDEX IF NOT EXISTS records_created ON records(created DESC);
+"""
+
+
+class RecordStatus(str, enum.Enum):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # never stored: a RUNNING record nobody in this process owns
+
+
+@dataclass
+class HistoryEntry:
+    """One row of the history list (cheap: no segments)."""
+
+    id: int
+    kind: str
+    source: str
+    created: float
+    duration: float
+    language: str
+    status: RecordStatus
+    model_id: str
+    segment_count: int
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return Path(self.source).name or self.source
+
+
+@dataclass
+class HistoryRecord:
+    """A full record: its transcript (segment text with user edits applied) and metadata."""
+
+    id: int
+    kind: str
+    source: str
+    audio_path: str | None
+    model_id: str
+    options: dict[str, Any]
+    status: RecordStatus
+    created: float
+    finished: float | None
+    transcript: Transcript
+    error: str | None = None
+    edited_segments: set[int] = field(default_factory=set)
+
+
+def _options_dict(options: Any) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if dataclasses.is_dataclass(options):
+        return dataclasses.asdict(options)
+    return dict(options)
+
+
+def _segment_extra(seg: Segment) -> str:
+    extra = {"tokens": seg.tokens, "avg_logprob": seg.avg_logprob,
+             "compression_ratio": seg.compression_ratio, "no_speech_prob": seg.no_speech_prob,
+             "temperature": seg.temperature,
+             "words": [dataclasses.asdict(w) for w in seg.words] if seg.words is not None else None}
+    return json.dumps(extra)
+
+
+def _segment_from_row(row: sqlite3.Row) -> Segment:
+    extra = json.loads(row["extra"] or "{}")
+    words = extra.pop("words", None)
+    text = row["edited_text"] if row["edited_text"] is not None else row["text"]
+    return Segment(id=row["seg_id"], start=row["start"], end=row["end"], text=text,
+                   words=[Word(**w) for w in words] if words is not None else None, **extra)
+
+
+class TranscriptHistory:
+    """Thread-safe store of transcripts; one connection guarded by a lock (writes are tiny)."""
+
+    def __init__(self, db_path: str | Path | None = None):
+        self.path = Path(db_path) if db_path else data_dir() / DB_NAME
+        self._lock = threading.Lock()
+        self._active: set[int] = set()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise IOError_(f"Cannot open the transcript history at {self.path}: {exc}",
+                           "check that the data folder is writable (FERRUM_DATA_DIR)") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "TranscriptHistory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params)  # autocommit: durable when this returns
+            except sqlite3.Error as exc:
+                raise IOError_(f"Could not save to the transcript history: {exc}",
+                               "check free disk space and that the data folder is writable") from exc
+
+    def _read(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def _require(self, record_id: int) -> sqlite3.Row:
+        rows = self._read("SELECT * FROM records WHERE id = ?", (record_id,))
+        if not rows:
+            raise NotFoundError(f"Transcript {record_id} is not in the history",
+                                "it may have been deleted; refresh the history list")
+        return rows[0]
+
+    # --- writing -------------------------------------------------------------------------
+
+    def begin(self, source: str | Path, model_id: str = "", options: Any = None, *,
+              audio_path: str | Path | None = None, kind: str = "file") -> int:
+        """Start a record for a transcription of ``source``; returns its id."""
+        opts = _options_dict(options)
+        cur = self._write(
+            "INSERT INTO records (kind, source, audio_path, model_id, options, status, created, task,"
+            " language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kind, str(source), str(audio_path if audio_path is not None else source), model_id,
+             json.dumps(opts, default=str), RecordStatus.RUNNING.value, time.time(),
+             opts.get("task") or "transcribe", opts.get("language") or ""))
+        record_id = int(cur.lastrowid)
+        self._active.add(record_id)
+        return record_id
+
+    def append_segment(self, record_id: int, segment: Segment) -> None:
+        """Save one finished segment now (a user's edit of it, if any, is kept)."""
+        self._write(
+            'INSERT INTO segments (record_id, seg_id, start, "end", text, extra) VALUES (?, ?, ?, ?, ?, ?)'
+            ' ON CONFLICT(record_id, seg_id) DO UPDATE SET start=excluded.start, "end"=excluded."end",'
+            ' text=excluded.text, extra=excluded.extra',
+            (record_id, segment.id, segment.start, segment.end, segment.text, _segment_extra(segment)))
+
+    def _close_record(self, record_id: int, status: RecordStatus, transcript: Transcript | None,
+                      error: str | None) -> None:
+        self._require(record_id)
+        for seg in transcript.segments if transcript else ():
+            self.append_segment(record_id, seg)
+        if transcript is not None:
+            self._write(
+                "UPDATE records SET status=?, finished=?, language=?, language_probability=?,"
+                " duration=?, task=?, model_id=COALESCE(NULLIF(?, ''), model_id), error=? WHERE id=?",
+                (status.value, time.time(), transcript.language or "", transcript.language_probability,
+                 transcript.duration, transcript.task, transcript.model_id, error, record_id))
+        else:
+            self._write("UPDATE records SET status=?, finished=?, error=? WHERE id=?",
+                        (status.value, time.time(), error, record_id))
+        self._active.discard(record_id)
+
+    def finish(self, record_id: int, transcript: Transcript) -> None:
+        """Mark a record done with its full transcript (segments not yet saved are added)."""
+        self._close_record(record_id, RecordStatus.DONE, transcript, None)
+
+    def fail(self, record_id: int, message: str, partial: Transcript | None = None) -> None:
+        """Mark a record failed; segments already saved (and ``partial``'s) stay."""
+        self._close_record(record_id, RecordStatus.FAILED, partial, message)
+
+    def cancel(self, record_id: int, partial: Transcript | None = None) -> None:
+        """Mark a record cancelled by the user, keeping the partial transcript."""
+        self._close_record(record_id, RecordStatus.CANCELLED, partial, "cancelled")
+
+    def update_segment_text(self, record_id: int, segment_id: int, text: str) -> None:
+        cur = self._write("UPDATE segments SET edited_text=? WHERE record_id=? AND seg_id=?",
+                          (text, record_id, segment_id))
+        if cur.rowcount == 0:
+            raise NotFoundError(f"Segment {segment_id} of transcript {record_id} is not in the history",
+                                "refresh the transcript; it may have been deleted")
+
+    def add_dictation(self, audio_path: str | Path | None, transcript: Transcript,
+                      model_id: str = "") -> int:
+        """Save a finished dictation session (its recording, if kept, at ``audio_path``)."""
+        source = str(audio_path) if audio_path else f"Dictation {time.strftime('%Y-%m-%d %H:%M')}"
+        record_id = self.begin(source, model_id or transcript.model_id, {"language": transcript.language},
+                               audio_path=audio_path or "", kind="dictation")
+        self.finish(record_id, transcript)
+        return record_id
+
+    def delete(self, record_id: int) -> None:
+        self._require(record_id)
+        self._write("DELETE FROM records WHERE id=?", (record_id,))
+        self._active.discard(record_id)
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _status(self, stored: str, record_id: int) -> RecordStatus:
+        status = RecordStatus(stored)
+        if status is RecordStatus.RUNNING and record_id not in self._active:
+            return RecordStatus.INTERRUPTED
+        return status
+
+    def list(self, limit: int | None = None) -> list[HistoryEntry]:
+        """Newest first."""
+        rows = self._read(
+            'SELECT r.*, COUNT(s.seg_id) AS n, COALESCE(MAX(s."end"), 0) AS last_end FROM records r'
+            " LEFT JOIN segments s ON s.record_id = r.id GROUP BY r.id ORDER BY r.created DESC, r.id DESC"
+            + (" LIMIT ?" if limit else ""), (limit,) if limit else ())
+        return [HistoryEntry(id=r["id"], kind=r["kind"], source=r["source"], created=r["created"],
+                             duration=r["duration"] or r["last_end"], language=r["language"],
+                             status=self._status(r["status"], r["id"]), model_id=r["model_id"],
+                             segment_count=r["n"], error=r["error"]) for r in rows]
+
+    def load(self, record_id: int) -> HistoryRecord:
+        rec = self._require(record_id)
+        seg_rows = self._read('SELECT * FROM segments WHERE record_id=? ORDER BY start, seg_id', (record_id,))
+        segments = [_segment_from_row(r) for r in seg_rows]
+        duration = rec["duration"] or (segments[-1].end if segments else 0.0)
+        transcript = Transcript(language=rec["language"], language_probability=rec["language_probability"],
+                                duration=duration, segments=segments, task=rec["task"],
+                                model_id=rec["model_id"])
+        return HistoryRecord(id=rec["id"], kind=rec["kind"], source=rec["source"],
+                             audio_path=rec["audio_path"] or None, model_id=rec["model_id"],
+                             options=json.loads(rec["options"] or "{}"),
+                             status=self._status(rec["status"], rec["id"]), created=rec["created"],
+                             finished=rec["finished"], transcript=transcript, error=rec["error"],
+                             edited_segments={r["seg_id"] for r in seg_rows if r["edited_text"] is not None})

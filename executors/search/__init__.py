@@ -1,0 +1,28 @@
+"""Semantic search: a persistent, incremental SQLite index with exact vector and FTS5 hybrid search.
+
+    store = SearchStore()                                  # data_dir()/search.db
+    report = index_paths(store, embedder, ["~/notes"])     # incremental; IndexReport
+    hits = store.search(embedder.embed([q])[0], q, "default", k=10, hybrid=True)
+"""
+
+from .chunking import TimedText, chunk_segments, chunk_text
+from .extract import SUPPORTED_SUFFIXES, extract
+from .indexer import index_paths, index_text, index_transcript
+from .query import reciprocal_rank_fusion
+from .store import SearchStore
+from .types import Chunk, ChunkOptions, Collection, DocKind, Document, Embedder, IndexReport, SearchHit
+from .vectors import VectorMatrix
+
+
+def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str = "default", k: int = 10,
+                hybrid: bool = False) -> list[SearchHit]:
+    """Embed ``query`` with ``embedder`` and search ``collection`` (the collection's model must match)."""
+    coll = store.collection(collection, model_id=embedder.model_id)
+    return store.search(embedder.embed([query])[0], query, coll.name, k=k, hybrid=hybrid)
+
+
+__all__ = [
+    "Chunk", "ChunkOptions", "Collection", "DocKind", "Document", "Embedder", "IndexReport", "SUPPORTED_SUFFIXES",
+    "SearchHit", "SearchStore", "TimedText", "VectorMatrix", "chunk_segments", "chunk_text", "extract",
+    "index_paths", "index_text", "index_transcript", "reciprocal_rank_fusion", "search_text",
+]

@@ -1,0 +1,211 @@
+"""The executor contract for Whisper: prefill/decode over KV handles that hold the encoder output,
+batched variants in one forward pass, rollback, draft verification, live status and metrics."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..device import available_devices
+from ..errors import InvalidParameterError
+from ..types import (CacheMetricsSnapshot, DecodeInput, DecodeOutput, ExecutorCapabilities, ExecutorState,
+                     ExecutorStatus, KvCapacity, MemoryRequirements, ModelInfo, ModelType, PrefillInput,
+                     PrefillOutput, VerifyInput, VerifyOutput)
+from .encoder_cache import feature_key
+from .kv import KvStore, WhisperKvHandle
+
+MAX_BATCH = 16
+
+
+class WhisperContractMixin:
+    # -- description ---------------------------------------------------------------------------
+    def info(self) -> ModelInfo:
+        cfg = self.model.config if self.model is not None else None
+        params = sum(p.numel() for p in self.model.parameters()) if self.model is not None else 0
+        return ModelInfo(
+            model_id=self.model_id, model_type=ModelType.SPEECH_TO_TEXT, num_parameters=params,
+            hidden_size=cfg.d_model if cfg else 0, num_layers=cfg.decoder_layers if cfg else 0,
+            num_heads=cfg.decoder_attention_heads if cfg else 0,
+            num_kv_heads=cfg.decoder_attention_heads if cfg else 0, vocab_size=cfg.vocab_size if cfg else 0,
+            max_sequence_length=self.tokens.n_ctx, dtype=self.device.dtype_name, device=self.device.name,
+            metadata={"encoder_layers": cfg.encoder_layers if cfg else 0, "n_mels": cfg.num_mel_bins if cfg else 0,
+                      "multilingual": self.is_multilingual, "languages": sorted(self.tokens.lang_to_id),
+                      "quantized": self.quantized, "attention": "sdpa"})
+
+    def capabilities(self) -> ExecutorCapabilities:
+        cfg = self.model.config
+        elem = torch.finfo(self.runtime.dtype).bits // 8
+        kv_per_token = 2 * cfg.decoder_layers * cfg.d_model * elem
+        cross_per_sequence = 2 * cfg.decoder_layers * cfg.max_source_positions * cfg.d_model * elem
+        dtypes = ["float32", "bfloat16"] if self.device.kind == "cpu" else ["float32", "float16", "bfloat16"]
+        return ExecutorCapabilities(
+            max_batch_size=MAX_BATCH, max_sequence_length=self.tokens.n_ctx, attention_mechanisms=["sdpa"],
+            supports_dynamic_batching=True, supports_continuous_batching=False,
+            supports_speculative_decoding=True, supports_tensor_parallelism=False,
+            supports_pipeline_parallelism=False, supported_dtypes=dtypes, supported_devices=available_devices(),
+            memory_requirements=MemoryRequirements(
+                parameter_memory=self.stats.parameter_bytes,
+                activation_memory_per_token=(cfg.d_model + cfg.decoder_ffn_dim) * elem,
+                kv_cache_memory_per_token=kv_per_token,
+                overhead_memory=cross_per_sequence + cfg.max_source_positions * cfg.d_model * elem))
+
+    def status(self) -> ExecutorStatus:
+        return self.stats.status()
+
+    def kv_capacity(self) -> KvCapacity:
+        return KvCapacity(max_tokens_per_sequence=self.tokens.n_ctx, active_sequences=len(self.handles),
+                          used_tokens=self.handles.used_tokens())
+
+    def cache_metrics_snapshot(self) -> CacheMetricsSnapshot:
+        return CacheMetricsSnapshot({"encoder_output": self.runtime.encoder_cache.stats(),
+                                     "kv_handles": self.handles.metrics()})
+
+    # -- prefill -------------------------------------------------------------------------------
+    def _encoder_output(self, inp: PrefillInput) -> tuple[torch.Tensor, str | None]:
+        """The audio a prefill attends to: a handle to reuse, an encoder output or log-mel features."""
+        meta = inp.metadata or {}
+        reuse = inp.kv_cache if inp.kv_cache is not None else meta.get("encoder_handle")
+        if reuse is not None:
+            handle = self.handles.check(reuse)
+            return handle.encoder_output, handle.feature_key
+        if meta.get("encoder_output") is not None:
+            return meta["encoder_output"].to(self.runtime.device, self.runtime.dtype), None
+        feats = meta.get("input_features")
+        if feats is None:
+            raise InvalidParameterError("prefill needs audio: metadata['input_features'] or an encoder handle",
+                                        "pass log-mel features [n_mels, frames] or reuse a previous handle")
+        feats = torch.as_tensor(feats)
+        feats = feats[None] if feats.dim() == 2 else feats
+        n_frames = self.runtime.n_frames
+        if feats.shape[-1] < n_frames:
+            feats = F.pad(feats, (0, n_frames - feats.shape[-1]))
+        windows = list(feats[..., :n_frames].unbind(0))
+        enc, keys = self.runtime.encode_cached(windows)
+        return enc, keys[0] if len(keys) == 1 else None
+
+    @staticmethod
+    def _ids(ids: torch.Tensor) -> torch.Tensor:
+        ids = torch.as_tensor(ids, dtype=torch.long)
+        return ids[None] if ids.dim() == 1 else ids
+
+    @staticmethod
+    def _lengths(ids: torch.Tensor, mask: torch.Tensor | None) -> list[int]:
+        if mask is None:
+            return [ids.shape[1]] * ids.shape[0]
+        return [int(n) for n in torch.as_tensor(mask).sum(dim=-1).tolist()]  # right padding
+
+    async def prefill(self, input: PrefillInput) -> PrefillOutput:  # noqa: A002 - the contract's name
+        return (await self.batch_prefill([input]))[0]
+
+    async def batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
+        """All inputs in one encoder pass (cache misses only) and one decoder pass."""
+        self._require_ready()
+        with self._lock, self.stats.operation("prefill", len(inputs)):
+            encs, keys, ids, lens = [], [], [], []
+            for inp in inputs:
+                tok = self._ids(inp.input_ids)
+                enc, key = self._encoder_output(inp)
+                if enc.shape[0] == 1 and tok.shape[0] > 1:
+                    enc = enc.expand(tok.shape[0], -1, -1)
+                if enc.shape[0] != tok.shape[0]:
+                    raise InvalidParameterError(
+                        f"{enc.shape[0]} audio windows for {tok.shape[0]} prompts",
+                        "pass one window per prompt row, or one window for all rows")
+                encs.append(enc)
+                keys.append(key)
+                ids.append(tok)
+                lens.append(self._lengths(tok, inp.attention_mask))
+            width = max(t.shape[1] for t in ids)
+            padded = torch.cat([F.pad(t, (0, width - t.shape[1]), value=self.tokens.eot) for t in ids])
+            enc_all = encs[0] if len(encs) == 1 else torch.cat([e.contiguous() for e in encs])
+            store = self.runtime.new_store(enc_all)
+            logits = self.runtime.logits(self.runtime.step(store, padded))
+            store.lengths = [n for row in lens for n in row]
+            outputs, row = [], 0
+            for tok, key in zip(ids, keys):
+                rows = list(range(row, row + tok.shape[0]))
+                handle = self.handles.add(WhisperKvHandle(store, rows, key))
+                outputs.append(PrefillOutput(logits[rows[0]:rows[-1] + 1, :tok.shape[1]], handle))
+                row += tok.shape[0]
+            return outputs
+
+    # -- decode --------------------------------------------------------------------------------
+    def _store_for(self, handles: list[WhisperKvHandle]) -> KvStore:
+        """One store whose rows are exactly the handles' rows, in order (copying only if needed)."""
+        first = handles[0].store
+        wanted = [(h.store, h.rows) for h in handles]
+        if all(h.store is first for h in handles) and [r for h in handles for r in h.rows] == list(range(first.batch)):
+            return first
+        store = KvStore.gather(wanted)
+        row = 0
+        for h in handles:
+            h.store, h.rows = store, list(range(row, row + len(h.rows)))
+            row += len(h.rows)
+        return store
+
+    async def decode(self, input: DecodeInput) -> DecodeOutput:  # noqa: A002
+        return (await self.batch_decode([input]))[0]
+
+    async def batch_decode(self, inputs: list[DecodeInput]) -> list[DecodeOutput]:
+        """One decoder step for several handles in one forward pass."""
+        self._require_ready()
+        with self._lock, self.stats.operation("decode", len(inputs)):
+            handles = [self.handles.check(inp.kv_cache) for inp in inputs]
+            if len({id(h) for h in handles}) != len(handles):
+                raise InvalidParameterError("The same KV handle appears twice in one batch",
+                                            "decode each sequence once per step")
+            ids = [self._ids(inp.input_ids)[:, -1:] for inp in inputs]
+            for h, t in zip(handles, ids):
+                if t.shape[0] != h.batch:
+                    raise InvalidParameterError(f"{t.shape[0]} token rows for a handle of {h.batch} rows",
+                                                "pass one token per sequence of the handle")
+            store = self._store_for(handles)
+            logits = self.runtime.logits(self.runtime.step(store, torch.cat(ids)))
+            return [DecodeOutput(logits[h.rows[0]:h.rows[-1] + 1], h) for h in handles]
+
+    async def forward_verify(self, input: VerifyInput) -> VerifyOutput:  # noqa: A002
+        """Score the last accepted token plus N drafts in one forward; logits [N+1, vocab]."""
+        self._require_ready()
+        with self._lock, self.stats.operation("decode", 1):
+            handle = self.handles.check(input.kv_cache)
+            if handle.batch != 1:
+                raise InvalidParameterError("forward_verify takes a single-sequence handle",
+                                            "verify each sequence separately")
+            store = self._store_for([handle])
+            tokens = torch.as_tensor(input.tokens, dtype=torch.long).reshape(1, -1)
+            logits = self.runtime.logits(self.runtime.step(store, tokens))[0]
+            return VerifyOutput(logits, handle)
+
+    async def truncate_kv(self, cache, num_tokens: int):
+        """Roll a handle back to its first ``num_tokens`` tokens (later K/V are overwritten)."""
+        handle = self.handles.check(cache)
+        if num_tokens < 0:
+            raise InvalidParameterError("num_tokens must not be negative", "pass the length to keep")
+        for r in handle.rows:
+            handle.store.lengths[r] = min(handle.store.lengths[r], num_tokens)
+        return handle
+
+    def release_cache(self, cache_id: str) -> None:
+        self.handles.release(cache_id)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def warmup(self) -> None:
+        """A short real decode: encode one second of silence, prefill the SOT sequence, two steps."""
+        import numpy as np
+
+        mel, _ = self.log_mel.window(np.zeros(self.log_mel.sample_rate, dtype=np.float32))
+        prompt = torch.tensor([self.tokens.sot_sequence("en" if self.is_multilingual else None, "transcribe")])
+        out = await self.prefill(PrefillInput(prompt, metadata={"input_features": mel}))
+        try:
+            token = out.logits[:, -1].argmax(dim=-1, keepdim=True)
+            for _ in range(2):
+                token = (await self.decode(DecodeInput(token, out.kv_cache))).logits[:, -1].argmax(-1, keepdim=True)
+        finally:
+            self.release_cache(out.kv_cache.cache_id)
+
+    async def shutdown(self) -> None:
+        with self._lock:
+            self.handles.clear()
+            self.runtime.encoder_cache.clear()
+            self.stats.set_state(ExecutorState.SHUTDOWN)
+            self.model = None

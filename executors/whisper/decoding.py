@@ -1,0 +1,150 @@
+"""Greedy / sampled decoding with the KV cache, temperature fallback and the no-speech rule.
+
+``DecodeStrategy`` is the seam: anything with ``decode(encoder_out, prompt, temperature, options)
+-> DecodeResult`` (e.g. beam search) plugs into ``decode_with_fallback``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import torch
+
+from ..types import CancelToken
+from .forward import WhisperRuntime
+from .options import TranscribeOptions
+from .tokens import LogitFilter, SpecialTokens
+
+
+@dataclass
+class DecodeResult:
+    tokens: list[int]          # sampled tokens, without the final <|endoftext|>
+    text: str
+    avg_logprob: float
+    sum_logprob: float
+    no_speech_prob: float
+    temperature: float
+    compression_ratio: float
+
+
+def compression_ratio(text: str) -> float:
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
+
+
+def needs_fallback(result: DecodeResult, options: TranscribeOptions) -> bool:
+    """The reference rule: too repetitive or too unlikely -> retry hotter, unless it is silence."""
+    lp_thr = options.log_prob_threshold
+    bad = (options.compression_ratio_threshold is not None
+           and result.compression_ratio > options.compression_ratio_threshold)
+    bad |= lp_thr is not None and result.avg_logprob < lp_thr
+    if (options.no_speech_threshold is not None and result.no_speech_prob > options.no_speech_threshold
+            and lp_thr is not None and result.avg_logprob < lp_thr):
+        bad = False
+    return bad
+
+
+def is_silence(result: DecodeResult, options: TranscribeOptions) -> bool:
+    """Skip the window: the model says no speech and the text it produced is unlikely."""
+    if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
+        return False
+    return not (options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold)
+
+
+class DecodeStrategy(Protocol):
+    def decode(self, encoder_out: torch.Tensor, prompt: list[int], temperature: float,
+               options: TranscribeOptions, cancel: CancelToken | None = None) -> DecodeResult: ...
+
+
+class GreedyDecoder:
+    """Greedy (T = 0) or best-of-N sampling (T > 0) over a batch of rows in one forward per step."""
+
+    def __init__(self, runtime: WhisperRuntime, tokens: SpecialTokens, text_of: Callable[[list[int]], str],
+                 stats=None):
+        self.runtime = runtime
+        self.st = tokens
+        self.text_of = text_of
+        self.stats = stats
+        vocab = runtime.proj_out.weight.shape[0]
+        self.filters = {ts: LogitFilter(tokens, vocab, runtime.device, timestamps=ts) for ts in (True, False)}
+
+    def _timed(self, kind: str, batch: int):
+        return self.stats.operation(kind, batch) if self.stats is not None else contextlib.nullcontext()
+
+    def decode(self, encoder_out, prompt, temperature, options, cancel=None) -> DecodeResult:
+        n = options.best_of if temperature > 0 and options.best_of > 1 else 1
+        timestamps = not options.extra.get("without_timestamps", False)
+        enc = encoder_out[:1].expand(n, -1, -1) if n > 1 else encoder_out[:1]
+        results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel)
+        # the reference ranker without a length penalty: mean log-probability per token
+        return max(results, key=lambda r: r.sum_logprob / max(1, len(r.tokens)))
+
+    @torch.inference_mode()
+    def decode_batch(self, encoder_out: torch.Tensor, prompts: list[list[int]], temperature: float = 0.0, *,
+                     timestamps: bool = True, cancel: CancelToken | None = None) -> list[DecodeResult]:
+        """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length)."""
+        st, rt = self.st, self.runtime
+        batch = len(prompts)
+        lens = [len(p) for p in prompts]
+        dev = rt.device
+        ids = torch.full((batch, max(lens)), st.eot, dtype=torch.long)
+        for b, p in enumerate(prompts):
+            ids[b, :len(p)] = torch.tensor(p, dtype=torch.long)
+        rows = torch.arange(batch, device=dev)
+        with self._timed("prefill", batch):
+            store = rt.new_store(encoder_out)
+            hidden = rt.step(store, ids)
+            store.lengths = list(lens)  # right padding: each row holds only its own prompt
+            sot_at = torch.tensor([len(p) - 1 - p[::-1].index(st.sot) for p in prompts], device=dev)
+            at_sot = rt.logits(hidden[rows, sot_at])
+            logits = rt.logits(hidden[rows, torch.tensor(lens, device=dev) - 1])
+        if st.no_speech is not None:
+            no_speech = at_sot.softmax(dim=-1)[:, st.no_speech].tolist()
+        else:
+            no_speech = [0.0] * batch
+        filt = self.filters[timestamps]
+        max_new = min(st.sample_len, st.n_ctx - max(lens) + 1)
+        sampled = torch.empty((batch, 0), dtype=torch.long, device=dev)
+        sum_lp = torch.zeros(batch, device=dev)
+        done = torch.zeros(batch, dtype=torch.bool, device=dev)
+        for i in range(max_new):
+            if cancel is not None:
+                cancel.raise_if_cancelled("transcription")
+            filt.apply(logits, sampled)
+            if temperature > 0:
+                nxt = torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1).squeeze(1)
+            else:
+                nxt = logits.argmax(dim=-1)
+            lp = torch.log_softmax(logits, dim=-1).gather(1, nxt[:, None]).squeeze(1)
+            sum_lp += torch.where(done, torch.zeros_like(lp), lp)
+            nxt = torch.where(done, torch.full_like(nxt, st.eot), nxt)
+            sampled = torch.cat([sampled, nxt[:, None]], dim=1)
+            done |= nxt == st.eot
+            if i == max_new - 1 or bool(done.all()):
+                break
+            with self._timed("decode", batch):
+                logits = rt.logits(rt.step(store, nxt[:, None])[:, -1])
+        return [self._result(row, float(lp), ns, temperature)
+                for row, lp, ns in zip(sampled.tolist(), sum_lp.tolist(), no_speech)]
+
+    def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float) -> DecodeResult:
+        tokens = row[:row.index(self.st.eot)] if self.st.eot in row else row
+        text = self.text_of([t for t in tokens if t < self.st.eot])
+        return DecodeResult(tokens, text, sum_lp / (len(tokens) + 1), sum_lp, no_speech, temperature,
+                            compression_ratio(text))
+
+
+def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prompt: list[int],
+                         options: TranscribeOptions, cancel: CancelToken | None = None,
+                         beam: DecodeStrategy | None = None) -> DecodeResult:
+    """Try each temperature in turn until the result passes the reference quality checks."""
+    result = None
+    for temperature in options.temperatures:
+        strategy = beam if (beam is not None and temperature == 0 and options.beam_size > 1) else decoder
+        result = strategy.decode(encoder_out, prompt, temperature, options, cancel)
+        if not needs_fallback(result, options):
+            break
+    return result

@@ -1,0 +1,195 @@
+"""``WhisperModelExecutor``: loading, the public transcription API and the helpers the long-form
+loop uses.  The executor contract methods live in ``contract_ops.WhisperContractMixin``."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..contract import ModelExecutor
+from ..device import DeviceChoice, resolve_device
+from ..errors import FerrumError, ModelError, NotFoundError, UnsupportedError, wrap_unexpected
+from ..stats import ExecutorStats, parameter_bytes
+from ..types import CancelToken, ExecutorState, Progress
+from .contract_ops import WhisperContractMixin
+from .decoding import DecodeResult, GreedyDecoder, decode_with_fallback
+from .features import AudioWindows, LogMel
+from .forward import WhisperRuntime
+from .kv import HandleRegistry
+from .language import detect_language
+from .longform import Longform
+from .options import TranscribeOptions
+from .results import Segment, Transcript
+from .tokens import SpecialTokens
+
+
+class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
+    def __init__(self, model, tokenizer, feature_extractor, generation_config, device: DeviceChoice,
+                 model_id: str, quantized: str | None = None):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device
+        self.model_id = model_id
+        self.quantized = quantized
+        self.generation_config = generation_config
+        self.tokens = SpecialTokens.from_model(tokenizer, generation_config, model.config)
+        self.runtime = WhisperRuntime(model)
+        self.log_mel = LogMel(feature_extractor, device.torch_device)
+        self.stats = ExecutorStats(device.name, parameter_bytes(model))
+        self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
+        self.handles = HandleRegistry()
+        self._lock = threading.RLock()
+        self._beam = None
+        self.stats.set_state(ExecutorState.READY)
+
+    # -- loading ------------------------------------------------------------------------------
+    @classmethod
+    def from_path(cls, model_path, device: str = "auto", dtype: str = "auto", threads: int | None = None,
+                  quantize: str | None = None, model_id: str | None = None) -> "WhisperModelExecutor":
+        """Load an HF-format Whisper folder (see ``executors.model_store.resolve_model``)."""
+        from transformers import GenerationConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration
+        from transformers import WhisperTokenizerFast
+
+        path = Path(model_path)
+        if not (path / "config.json").is_file():
+            raise NotFoundError(f"No Whisper model at {path} (config.json missing)",
+                                "resolve the model with executors.model_store.resolve_model first")
+        choice = resolve_device(device, dtype, threads)
+        try:
+            model = WhisperForConditionalGeneration.from_pretrained(
+                path, dtype=choice.torch_dtype, attn_implementation="sdpa")
+            tokenizer = WhisperTokenizerFast.from_pretrained(path)
+            feature_extractor = WhisperFeatureExtractor.from_pretrained(path)
+            generation_config = GenerationConfig.from_pretrained(path)
+        except FerrumError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any loader failure means the folder is unusable
+            raise ModelError(f"Could not load the Whisper model in {path}: {exc}",
+                             "check the folder is a complete Hugging Face Whisper export") from exc
+        model = model.to(choice.torch_device).eval()
+        applied = None
+        if quantize not in (None, "none", False):
+            model, applied = cls._quantize(model, quantize, choice)
+        return cls(model, tokenizer, feature_extractor, generation_config, choice,
+                   model_id or path.name, applied)
+
+    @staticmethod
+    def _quantize(model, mode, choice: DeviceChoice):
+        try:
+            from .quantize import quantize_model
+        except ImportError as exc:
+            raise UnsupportedError("Quantisation is not available in this build",
+                                   "load the model without quantize") from exc
+        return quantize_model(model, "int8" if mode is True else mode, choice)
+
+    @property
+    def is_multilingual(self) -> bool:
+        return self.tokens.is_multilingual
+
+    # -- public API ---------------------------------------------------------------------------
+    def transcribe(self, audio, options: TranscribeOptions | None = None, *,
+                   on_segment: Callable[[Segment], None] | None = None,
+                   on_progress: Callable[[Progress], None] | None = None,
+                   cancel: CancelToken | None = None) -> Transcript:
+        """Transcribe a path, bytes or float32 16 kHz array; blocking (call it from a worker thread)."""
+        options = self._check_options(options)
+        try:
+            with self._lock:
+                self._require_ready()
+                if options.batch_windows > 1:
+                    from .batched import transcribe_batched
+
+                    return transcribe_batched(self, audio, options, on_segment=on_segment,
+                                              on_progress=on_progress, cancel=cancel)
+                duration, chunks = self._open_audio(audio)
+                windows = AudioWindows(chunks, self.log_mel.hop, self.log_mel.n_samples)
+                return Longform(self, options, duration, on_segment, on_progress, cancel).run(windows)
+        except FerrumError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise wrap_unexpected(exc, "transcribing audio") from exc
+
+    def transcribe_file(self, audio_path, language: str | None = None) -> str:
+        return self.transcribe(Path(audio_path), TranscribeOptions(language=language)).text
+
+    def transcribe_bytes(self, audio_data: bytes, language: str | None = None) -> str:
+        return self.transcribe(bytes(audio_data), TranscribeOptions(language=language)).text
+
+    def detect_language(self, audio) -> list[tuple[str, float]]:
+        """(language, probability) for the first 30 s of ``audio``, most likely first."""
+        if not self.is_multilingual:
+            return [("en", 1.0)]
+        with self._lock:
+            self._require_ready()
+            _, chunks = self._open_audio(audio)
+            first = AudioWindows(chunks, self.log_mel.hop, self.log_mel.n_samples).window(0)
+            mel, _ = self.log_mel.window(first)
+            return self.detect_language_encoded(self.encode_window(mel))
+
+    # -- helpers for the long-form loop and the plug-ins (beam, word timing, batched) -----------
+    def _check_options(self, options: TranscribeOptions | None) -> TranscribeOptions:
+        options = (options or TranscribeOptions()).validate()
+        self.tokens.check_request(options.language, options.task)
+        if not self.is_multilingual and options.language is None:
+            options = replace(options, language="en")
+        return options
+
+    def _open_audio(self, audio) -> tuple[float, object]:
+        from ..audio import SAMPLE_RATE, audio_duration, iter_audio
+
+        if isinstance(audio, np.ndarray):
+            from ..audio import load_audio
+
+            samples = load_audio(audio)
+            return len(samples) / SAMPLE_RATE, [samples]
+        if isinstance(audio, (bytes, bytearray, memoryview)):
+            audio = bytes(audio)
+        return audio_duration(audio), iter_audio(audio, chunk_seconds=30.0)
+
+    def encode_window(self, mel: torch.Tensor) -> torch.Tensor:
+        """[1, T, d] encoder output for one padded window ([n_mels, 3000]); cached by content."""
+        with self.stats.operation("prefill", 1):
+            return self.runtime.encode_cached([mel])[0]
+
+    def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
+                      cancel: CancelToken | None = None) -> DecodeResult:
+        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options))
+
+    def _beam_strategy(self, options: TranscribeOptions):
+        if options.beam_size <= 1:
+            return None
+        if self._beam is None:
+            try:
+                from .beam import BeamSearchDecoder
+            except ImportError as exc:
+                raise UnsupportedError("Beam search is not available in this build",
+                                       "use beam_size=1 (greedy)") from exc
+            self._beam = BeamSearchDecoder(self.decoder)
+        return self._beam
+
+    def add_word_timestamps(self, segments: list[Segment], encoder_out: torch.Tensor,
+                            options: TranscribeOptions) -> None:
+        try:
+            from .word_timing import add_word_timestamps
+        except ImportError as exc:
+            raise UnsupportedError("Word timestamps are not available in this build",
+                                   "transcribe without word_timestamps") from exc
+        add_word_timestamps(self, segments, encoder_out, options)
+
+    def detect_language_encoded(self, encoder_out: torch.Tensor) -> list[tuple[str, float]]:
+        return detect_language(self.runtime, self.tokens, encoder_out)
+
+    def decode_text(self, tokens: list[int]) -> str:
+        return self.tokenizer.decode([t for t in tokens if t < self.tokens.eot])
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _require_ready(self) -> None:
+        if self.model is None:
+            raise ModelError("The Whisper executor was shut down", "load the model again")

@@ -1,0 +1,151 @@
+"""The model's forward passes: the encoder (with an LRU cache of its outputs) and one decoder step
+over a static ``KvStore``.
+
+The decoder step reuses the loaded model's own modules (so quantised linears plug in unchanged)
+but keeps K/V in preallocated tensors and calls SDPA directly: per step there is no cache object
+bookkeeping, no mask building for the common equal-length case and no logits for prompt positions
+nobody reads.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import ResourceExhaustedError
+from .encoder_cache import EncoderCache, feature_key
+from .kv import KvStore
+
+
+class WhisperRuntime:
+    def __init__(self, model, encoder_cache_entries: int = 8):
+        cfg = model.config
+        self.model = model
+        self.encoder = model.model.encoder
+        self.decoder = model.model.decoder
+        self.proj_out = model.proj_out
+        self.heads = cfg.decoder_attention_heads
+        self.d_model = cfg.d_model
+        self.head_dim = cfg.d_model // cfg.decoder_attention_heads
+        self.n_ctx = cfg.max_target_positions
+        self.n_audio_ctx = cfg.max_source_positions
+        self.n_frames = cfg.max_source_positions * 2  # two stride-1/stride-2 convolutions: 3000 frames
+        self.encoder_cache = EncoderCache(encoder_cache_entries)
+
+    @property
+    def device(self) -> torch.device:
+        return self.proj_out.weight.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.encoder.conv1.weight.dtype
+
+    # -- encoder -----------------------------------------------------------------------------
+    @torch.inference_mode()
+    def encode(self, features: torch.Tensor) -> torch.Tensor:
+        """[B, n_mels, 3000] log-mel -> [B, 1500, d] encoder output (no caching)."""
+        x = features.to(self.device, self.dtype)
+        return self.encoder(x).last_hidden_state
+
+    def encode_cached(self, windows: list[torch.Tensor]) -> tuple[torch.Tensor, list[str]]:
+        """Encode several windows ([n_mels, 3000] each) in one pass, reusing cached outputs."""
+        keys = [feature_key(w) for w in windows]
+        outs: list[torch.Tensor | None] = [self.encoder_cache.get(k) for k in keys]
+        missing = [i for i, o in enumerate(outs) if o is None]
+        if missing:
+            fresh = self.encode(torch.stack([windows[i] for i in missing]))
+            for j, i in enumerate(missing):
+                outs[i] = fresh[j:j + 1]
+                self.encoder_cache.put(keys[i], outs[i])
+        return torch.cat(outs, dim=0), keys
+
+    # -- decoder -----------------------------------------------------------------------------
+    @torch.inference_mode()
+    def new_store(self, encoder_out: torch.Tensor) -> KvStore:
+        """Empty self-attention cache plus cross-attention K/V of ``encoder_out`` [B, T, d].
+
+        Rows that share one encoder output (an expanded view, as for best-of sampling) share one
+        copy of its cross-attention K/V.
+        """
+        batch = encoder_out.shape[0]
+        shared = batch > 1 and encoder_out.stride(0) == 0
+        src = encoder_out[:1] if shared else encoder_out
+        b, t = src.shape[:2]
+        cross_k, cross_v, self_k, self_v = [], [], [], []
+        for layer in self.decoder.layers:
+            attn = layer.encoder_attn
+            # contiguous [B, H, T, hd]: SDPA on the CPU would otherwise copy strided K/V every step
+            k = attn.k_proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2).contiguous()
+            v = attn.v_proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2).contiguous()
+            if shared:
+                k, v = k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)
+            cross_k.append(k)
+            cross_v.append(v)
+            shape = (batch, self.heads, self.n_ctx, self.head_dim)
+            self_k.append(torch.zeros(shape, dtype=src.dtype, device=src.device))
+            self_v.append(torch.zeros(shape, dtype=src.dtype, device=src.device))
+        return KvStore(self_k, self_v, cross_k, cross_v, [0] * batch, encoder_out)
+
+    @torch.inference_mode()
+    def step(self, store: KvStore, input_ids: torch.Tensor) -> torch.Tensor:
+        """Append ``input_ids`` [B, q] to every row of ``store``; returns hidden states [B, q, d].
+
+        Each row continues at its own length; rows shorter than others are masked, so ragged
+        batches (different prompts, rolled-back handles) share the pass.
+        """
+        batch, q = input_ids.shape
+        lengths = store.lengths
+        first = lengths[0]
+        uniform = all(n == first for n in lengths)
+        if max(lengths) + q > store.capacity:
+            raise ResourceExhaustedError(
+                f"The decoder context is full ({store.capacity} tokens)",
+                "shorten the prompt or roll the cache back with truncate_kv")
+        dev = self.device
+        ids = input_ids.to(dev)
+        steps = torch.arange(q, device=dev)
+        if uniform:
+            pos = (steps + first).unsqueeze(0).expand(batch, q)
+            kmax = first + q
+            mask = None if q == 1 else (torch.arange(kmax, device=dev)[None, :] <= pos[:1, :, None])
+        else:
+            pos = torch.tensor(lengths, device=dev)[:, None] + steps[None, :]
+            kmax = max(lengths) + q
+            mask = (torch.arange(kmax, device=dev)[None, None, :] <= pos[:, :, None]).unsqueeze(1)
+        dec = self.decoder
+        x = dec.embed_tokens(ids) + dec.embed_positions.weight[pos]
+        rows = torch.arange(batch, device=dev)[:, None].expand(batch, q)
+        for i, layer in enumerate(dec.layers):
+            sa = layer.self_attn
+            h = layer.self_attn_layer_norm(x)
+            qs = self._heads(sa.q_proj(h) * sa.scaling)
+            k, v = self._heads(sa.k_proj(h)), self._heads(sa.v_proj(h))
+            keys, vals = store.self_k[i], store.self_v[i]
+            if uniform:
+                keys[:, :, first:first + q] = k
+                vals[:, :, first:first + q] = v
+            else:
+                keys[rows, :, pos] = k.transpose(1, 2)
+                vals[rows, :, pos] = v.transpose(1, 2)
+            o = F.scaled_dot_product_attention(qs, keys[:, :, :kmax], vals[:, :, :kmax], attn_mask=mask, scale=1.0)
+            x = x + sa.out_proj(self._merge(o))
+            ca = layer.encoder_attn
+            h = layer.encoder_attn_layer_norm(x)
+            o = F.scaled_dot_product_attention(self._heads(ca.q_proj(h) * ca.scaling), store.cross_k[i],
+                                               store.cross_v[i], scale=1.0)
+            x = x + ca.out_proj(self._merge(o))
+            x = x + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(x))))
+        store.lengths = [n + q for n in lengths]
+        return dec.layer_norm(x)
+
+    @torch.inference_mode()
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.proj_out(hidden).float()
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        b, q, _ = x.shape
+        return x.view(b, q, self.heads, self.head_dim).transpose(1, 2)
+
+    def _merge(self, x: torch.Tensor) -> torch.Tensor:
+        b, _, q, _ = x.shape
+        return x.transpose(1, 2).reshape(b, q, self.d_model)

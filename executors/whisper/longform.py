@@ -1,0 +1,147 @@
+"""Sequential long-form transcription: 30 s windows, timestamp tokens and seeking.
+
+After each window the next one starts at the last complete timestamp pair, so a sentence cut
+by the window border is decoded again whole in the next window and never twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import Cancelled
+from ..types import CancelToken, Progress
+from .decoding import DecodeResult, is_silence
+from .features import AudioWindows
+from .options import TranscribeOptions
+from .results import Segment, Transcript
+from .tokens import SpecialTokens
+
+if TYPE_CHECKING:
+    from .executor import WhisperModelExecutor
+
+
+@dataclass
+class SegmentDraft:
+    start: float
+    end: float
+    tokens: list[int]
+
+
+def split_window(tokens: list[int], st: SpecialTokens, time_offset: float, frames: int,
+                 input_stride: int) -> tuple[list[SegmentDraft], int]:
+    """Cut one window's tokens at timestamp pairs; returns the segments and how many frames to seek."""
+    tb, prec = st.timestamp_begin, st.time_precision
+    is_ts = [t >= tb for t in tokens]
+    single_ending = is_ts[-2:] == [False, True]
+    pair_ends = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
+    if pair_ends:
+        cuts = pair_ends + ([len(tokens)] if single_ending else [])
+        drafts, last = [], 0
+        for cut in cuts:
+            piece = tokens[last:cut]
+            drafts.append(SegmentDraft(time_offset + (piece[0] - tb) * prec,
+                                       time_offset + (piece[-1] - tb) * prec, piece))
+            last = cut
+        if single_ending:
+            return drafts, frames
+        advance = (tokens[last - 1] - tb) * input_stride
+        return drafts, advance if advance > 0 else frames
+    duration = frames * st.time_precision / input_stride
+    stamps = [t for t in tokens if t >= tb]
+    if stamps and stamps[-1] != tb:
+        duration = (stamps[-1] - tb) * prec
+    return [SegmentDraft(time_offset, time_offset + duration, tokens)], frames
+
+
+class Longform:
+    """One transcription job over a stream of windows."""
+
+    def __init__(self, ex: "WhisperModelExecutor", options: TranscribeOptions, duration: float,
+                 on_segment: Callable[[Segment], None] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 cancel: CancelToken | None = None):
+        self.ex = ex
+        self.options = options
+        self.on_segment = on_segment
+        self.on_progress = on_progress
+        self.cancel = cancel
+        self.transcript = Transcript(language=options.language or "", language_probability=1.0 if options.language
+                                     else 0.0, duration=duration, task=options.task, model_id=ex.model_id)
+        prompt = options.initial_prompt
+        self.all_tokens: list[int] = ex.encode_text(" " + prompt.strip()) if prompt and prompt.strip() else []
+        self.prompt_from = 0
+
+    def run(self, windows: AudioWindows) -> Transcript:
+        try:
+            self._loop(windows)
+        except Cancelled as exc:
+            exc.partial = self.transcript
+            raise
+        return self.transcript
+
+    def _loop(self, windows: AudioWindows) -> None:
+        ex, opts, st = self.ex, self.options, self.ex.tokens
+        mel_cfg = ex.log_mel
+        stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
+        seek = 0
+        while True:
+            if self.cancel is not None:
+                self.cancel.raise_if_cancelled("transcription")
+            samples = windows.window(seek)
+            mel, frames = mel_cfg.window(samples)
+            if frames <= 0:
+                break
+            enc = ex.encode_window(mel)
+            if not self.transcript.language:
+                self._detect(enc)
+            offset = seek * mel_cfg.seconds_per_frame
+            prompt = st.prompt(self.all_tokens[self.prompt_from:], self._language(), opts.task,
+                               timestamps=not opts.extra.get("without_timestamps", False))
+            result = ex.decode_window(enc, prompt, opts, self.cancel)
+            if is_silence(result, opts):
+                seek += frames
+            else:
+                drafts, advance = split_window(result.tokens, st, offset, frames, stride)
+                seek += advance
+                self._emit(drafts, result, enc)
+                if not opts.condition_on_previous_text or result.temperature > 0.5:
+                    self.prompt_from = len(self.all_tokens)
+            self._progress(seek * mel_cfg.seconds_per_frame)
+            if windows.exhausted and seek * mel_cfg.hop >= windows.samples_seen:
+                break
+        self.transcript.duration = max(self.transcript.duration, windows.samples_seen / mel_cfg.sample_rate)
+        self._progress(self.transcript.duration)
+
+    def _language(self) -> str | None:
+        return self.transcript.language if self.ex.tokens.is_multilingual else None
+
+    def _detect(self, enc) -> None:
+        ranked = self.ex.detect_language_encoded(enc)
+        self.transcript.language, self.transcript.language_probability = ranked[0]
+
+    def _emit(self, drafts: list[SegmentDraft], result: DecodeResult, enc) -> None:
+        end_of_audio = self.transcript.duration or None
+        fresh = []
+        for draft in drafts:
+            text = self.ex.decode_text(draft.tokens)
+            if draft.start == draft.end or not text.strip():
+                continue  # an instantaneous or empty segment: dropped, and kept out of the prompt
+            end = min(draft.end, end_of_audio) if end_of_audio else draft.end
+            fresh.append(Segment(id=len(self.transcript.segments) + len(fresh), start=round(draft.start, 3),
+                                 end=round(max(end, draft.start), 3), text=text, tokens=list(draft.tokens),
+                                 avg_logprob=result.avg_logprob, compression_ratio=result.compression_ratio,
+                                 no_speech_prob=result.no_speech_prob, temperature=result.temperature))
+        if fresh and self.options.word_timestamps:
+            self.ex.add_word_timestamps(fresh, enc, self.options)
+        for seg in fresh:
+            self.transcript.segments.append(seg)
+            self.all_tokens.extend(seg.tokens)
+            if self.on_segment is not None:
+                self.on_segment(seg)
+
+    def _progress(self, seconds: float) -> None:
+        if self.on_progress is None:
+            return
+        total = self.transcript.duration or seconds
+        self.on_progress(Progress(min(seconds, total), total, "s"))

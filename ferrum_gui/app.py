@@ -1,0 +1,87 @@
+"""``ferrum-gui [FILES...]``: the only place that builds the QApplication and the qasync loop.
+
+The window shows before anything heavy is imported; the host then loads the models in its worker
+threads and FILES go to the Transcribe queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+ORGANIZATION = "Ferrum"
+APPLICATION = "Ferrum Desktop"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="ferrum-gui", description="Ferrum Desktop: local speech-to-text and search")
+    parser.add_argument("files", nargs="*", type=Path, help="audio or video files to transcribe")
+    parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
+    parser.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def create_application(argv: list[str]):
+    """The QApplication with our identity, icon and theme (call once per process)."""
+    from PySide6.QtWidgets import QApplication
+
+    from . import theme
+
+    app = QApplication.instance() or QApplication(argv)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setDesktopFileName(theme.APP_ID)
+    app.setWindowIcon(theme.app_icon())
+    theme.apply_theme(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    import qasync
+    from PySide6.QtCore import QSettings, QTimer
+
+    from .host import ExecutorHost
+    from .main_window import MainWindow
+    from .settings import HostSettings
+
+    app = create_application(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    qsettings = QSettings()
+    host = ExecutorHost(HostSettings.load(qsettings))
+    window = MainWindow(host, qsettings)
+    window.show()
+    if args.panel and args.panel in window.panel_keys():
+        window.show_panel(args.panel)
+    shown_ms = (time.perf_counter() - started) * 1000
+    if args.quit_after_show:  # used by tests and bench: report start-up and whether torch loaded early
+        app.processEvents()
+        print(f"window shown in {shown_ms:.0f} ms; torch imported: {'torch' in sys.modules}")
+        host.close()
+        return 0
+
+    def begin() -> None:
+        host.start()
+        missing = [p for p in args.files if not p.exists()]
+        for path in missing:
+            window.notifications.notify(f"{path} does not exist", "check the path you passed to ferrum-gui",
+                                        "warning")
+        window.enqueue([p for p in args.files if p.exists()])
+
+    QTimer.singleShot(0, begin)
+    quitting = asyncio.Event()
+    app.aboutToQuit.connect(quitting.set)
+    app.lastWindowClosed.connect(app.quit)
+    with loop:
+        loop.run_until_complete(quitting.wait())
+        host.close(wait=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

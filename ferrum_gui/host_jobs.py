@@ -1,0 +1,176 @@
+"""What the host runs inside its worker threads: model loading and job bodies.
+
+Everything here executes off the GUI thread, so it is the one place in ``ferrum_gui`` that imports
+the heavy executor modules (torch, transformers), always lazily inside the functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from executors.errors import FerrumError, ModelError, wrap_unexpected
+
+from .settings import HostSettings
+
+WHISPER = "whisper"
+EMBEDDING = "embedding"
+MODEL_NAMES = (WHISPER, EMBEDDING)
+
+_job_ids = itertools.count(1)
+# transformers resolves its lazy attributes non-atomically: two workers importing model classes at
+# once can fail with "cannot import name ...". Loads therefore take turns (they share the cores anyway).
+_LOAD_LOCK = threading.Lock()
+
+
+def new_job_id(kind: str) -> str:
+    return f"{kind}-{next(_job_ids)}"
+
+
+@dataclass
+class JobInfo:
+    """What a panel needs to show a job; carried by ``jobStarted``."""
+
+    job_id: str
+    kind: str                  # "transcribe" | "index"
+    title: str                 # short text for lists (a file name, "3 files")
+    source: str = ""           # the file (or files) the job works on
+    path: Path | None = None   # the file of a transcription
+    duration: float | None = None  # seconds of audio, once known
+    created: float = field(default_factory=time.time)
+    started: float | None = None
+    record_id: Any = None      # history record of a transcription (set before jobStarted)
+
+
+@dataclass
+class LoadedModel:
+    executor: Any
+    model_id: str
+    source: str
+    device: str
+    dtype: str
+    load_seconds: float
+
+
+def load_whisper(settings: HostSettings) -> LoadedModel:
+    """Resolve and load the Whisper executor (runs in the whisper worker)."""
+    start = time.perf_counter()
+    try:
+        with _LOAD_LOCK:
+            from executors.model_store import resolve_model
+            from executors.whisper.executor import WhisperModelExecutor
+
+            resolved = resolve_model(settings.whisper_model, kind="whisper")
+            executor = WhisperModelExecutor.from_path(resolved.path, device=settings.device, dtype=settings.dtype,
+                                                      threads=settings.threads or None,
+                                                      model_id=resolved.model_id)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a FerrumError for the UI
+        raise _load_error(exc, "Whisper", settings.whisper_model) from exc
+    return _loaded(executor, resolved, start)
+
+
+def load_embedding(settings: HostSettings) -> LoadedModel:
+    """Resolve and load the embedding executor (runs in the embedding worker)."""
+    start = time.perf_counter()
+    try:
+        with _LOAD_LOCK:
+            from executors.bert.executor import BertModelExecutor
+            from executors.model_store import resolve_model
+
+            resolved = resolve_model(settings.embedding_model, kind="embedding")
+            executor = BertModelExecutor.load(resolved.path, device=settings.device, dtype=settings.dtype,
+                                              threads=settings.threads or None, model_id=resolved.model_id)
+    except Exception as exc:  # noqa: BLE001
+        raise _load_error(exc, "embedding", settings.embedding_model) from exc
+    return _loaded(executor, resolved, start)
+
+
+def _loaded(executor, resolved, start: float) -> LoadedModel:
+    info = executor.info()
+    return LoadedModel(executor, getattr(executor, "model_id", resolved.model_id), str(resolved.source),
+                       info.device, info.dtype, time.perf_counter() - start)
+
+
+def _load_error(exc: Exception, what: str, ref: str) -> FerrumError:
+    if isinstance(exc, FerrumError):
+        return exc
+    if isinstance(exc, ImportError):
+        return ModelError(f"The {what} executor is not available: {exc}",
+                          "reinstall Ferrum Desktop with all its dependencies")
+    return wrap_unexpected(exc, f"loading the {what} model '{ref}'")
+
+
+def shutdown_executor(executor) -> None:
+    """Let an executor free its memory before it is replaced (runs in its own worker)."""
+    shutdown = getattr(executor, "shutdown", None)
+    if shutdown is None:
+        return
+    result = shutdown()
+    if asyncio.iscoroutine(result):
+        asyncio.run(result)
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
+def probe_duration(path: Path) -> float:
+    """Seconds of audio in ``path``; fails early with InvalidFormatError for a file we cannot read."""
+    from executors.audio import audio_duration
+
+    return audio_duration(path)
+
+
+def transcribe_file(executor, path: Path, options, on_segment: Callable, on_progress: Callable, cancel):
+    """Transcribe ``path`` (the executor streams long files); returns (transcript, wall seconds)."""
+    cancel.raise_if_cancelled("transcription")
+    start = time.perf_counter()
+    transcript = executor.transcribe(path, options, on_segment=on_segment, on_progress=on_progress,
+                                     cancel=cancel)
+    return transcript, time.perf_counter() - start
+
+
+def cache_hit_rate(snapshot) -> float | None:
+    """Hit rate over every cache in a CacheMetricsSnapshot, or None when nothing was looked up."""
+    if snapshot is None or not snapshot.caches:
+        return None
+    hits = sum(c.hits for c in snapshot.caches.values())
+    total = hits + sum(c.misses for c in snapshot.caches.values())
+    return hits / total if total else None
+
+
+def play_audio(audio_path: str, start: float, end: float | None) -> None:
+    """Play a slice of a file on the default output device (runs in the I/O worker)."""
+    from executors.audio import SAMPLE_RATE, load_audio
+    from executors.errors import DeviceError
+
+    try:
+        import sounddevice as sd
+    except OSError as exc:  # PortAudio library missing
+        raise DeviceError(f"Audio playback is unavailable: {exc}", "install PortAudio (libportaudio2)") from exc
+    audio = load_audio(audio_path)
+    first = max(0, int(start * SAMPLE_RATE))
+    last = len(audio) if end is None else min(len(audio), int(end * SAMPLE_RATE))
+    try:
+        sd.default.device  # noqa: B018 - raises early when PortAudio cannot enumerate devices
+        sd.play(audio[first:last], SAMPLE_RATE)
+    except Exception as exc:  # noqa: BLE001 - PortAudioError and friends
+        raise DeviceError(f"Could not play audio: {exc}",
+                          "check that an audio output device is connected and not in use") from exc
+
+
+def stop_audio() -> None:
+    try:
+        import sounddevice as sd
+
+        sd.stop()
+    except Exception:  # noqa: BLE001 - nothing was playing, or no audio stack at all
+        pass

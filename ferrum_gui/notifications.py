@@ -1,0 +1,141 @@
+"""The notification area: non-modal cards for errors and notices, stacked at the top of the window.
+
+Every background failure arrives here through ``host.failure``. A card shows the error's message
+and its hint, can be dismissed, and repeats of the same message bump a counter instead of stacking.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from executors.errors import FerrumError
+
+MAX_VISIBLE = 4
+_ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+          "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+          "info": QStyle.StandardPixmap.SP_MessageBoxInformation}
+
+
+class Notification(QWidget):
+    dismissed = Signal(object)
+
+    def __init__(self, level: str, message: str, hint: str | None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("Notification")
+        self.setProperty("level", level)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.level, self.message, self.hint, self.repeats = level, message, hint, 1
+
+        icon = QLabel()
+        icon.setPixmap(self.style().standardIcon(_ICONS[level]).pixmap(QSize(22, 22)))
+        icon.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.title = QLabel(message)
+        self.title.setObjectName("NotificationTitle")
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hint_label = QLabel(hint or "")
+        self.hint_label.setObjectName("NotificationHint")
+        self.hint_label.setWordWrap(True)
+        self.hint_label.setVisible(bool(hint))
+        text = QVBoxLayout()
+        text.setSpacing(2)
+        text.addWidget(self.title)
+        text.addWidget(self.hint_label)
+        close = QToolButton()
+        close.setAutoRaise(True)
+        close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton))
+        close.setToolTip("Dismiss")
+        close.setAccessibleName("Dismiss notification")
+        close.clicked.connect(self.dismiss)
+        self.close_button = close
+
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 8, 6, 8)
+        row.setSpacing(10)
+        row.addWidget(icon)
+        row.addLayout(text, 1)
+        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+
+    def repeat(self) -> None:
+        self.repeats += 1
+        self.title.setText(f"{self.message}  (×{self.repeats})")
+
+    def dismiss(self) -> None:
+        self.dismissed.emit(self)
+
+
+class NotificationArea(QWidget):
+    """Stacks notifications, newest on top; hidden while empty."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._cards: list[Notification] = []
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(12, 8, 12, 0)
+        self._layout.setSpacing(6)
+        self._more = QLabel()
+        self._more.setObjectName("NotificationHint")
+        self._layout.addWidget(self._more)
+        self._more.hide()
+        self.hide()
+
+    def show_error(self, error: BaseException) -> Notification:
+        """Show a FerrumError (or any exception) with its hint."""
+        if isinstance(error, FerrumError):
+            return self.notify(error.message, error.hint, "error")
+        return self.notify(str(error) or type(error).__name__, None, "error")
+
+    def notify(self, message: str, hint: str | None = None, level: str = "info",
+               timeout_ms: int | None = None) -> Notification:
+        """Add a card (or count a repeat of the same one); ``timeout_ms`` auto-dismisses it."""
+        for card in self._cards:
+            if (card.message, card.hint, card.level) == (message, hint, level):
+                card.repeat()
+                self._move_to_top(card)
+                return card
+        card = Notification(level, message, hint, self)
+        card.dismissed.connect(self._remove)
+        self._cards.insert(0, card)
+        self._layout.insertWidget(0, card)
+        if timeout_ms:
+            QTimer.singleShot(timeout_ms, card, card.dismiss)
+        self._relayout()
+        return card
+
+    def notifications(self) -> list[Notification]:
+        return list(self._cards)
+
+    def messages(self) -> list[str]:
+        return [card.message for card in self._cards]
+
+    def clear(self) -> None:
+        for card in list(self._cards):
+            self._remove(card)
+
+    def _move_to_top(self, card: Notification) -> None:
+        self._cards.remove(card)
+        self._cards.insert(0, card)
+        self._layout.removeWidget(card)
+        self._layout.insertWidget(0, card)
+        self._relayout()
+
+    def _remove(self, card: Notification) -> None:
+        if card in self._cards:
+            self._cards.remove(card)
+            self._layout.removeWidget(card)
+            card.deleteLater()
+            self._relayout()
+
+    def _relayout(self) -> None:
+        for i, card in enumerate(self._cards):
+            card.setVisible(i < MAX_VISIBLE)
+        hidden = len(self._cards) - MAX_VISIBLE
+        self._more.setText(f"{hidden} more notification{'s' if hidden > 1 else ''} — dismiss some to see them")
+        self._more.setVisible(hidden > 0)
+        self.setVisible(bool(self._cards))
+        self.changed.emit()

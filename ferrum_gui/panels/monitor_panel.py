@@ -1,0 +1,203 @@
+"""Monitor panel: each executor's status and counters, capabilities, cache metrics, live plots.
+
+Everything is driven by the host's signals (statusUpdated/metricsUpdated at ≥1 Hz, sample);
+the panel never calls into an executor itself.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar, QScrollArea,
+                               QVBoxLayout, QWidget)
+
+from ..widgets.kv_table import DataTable, KeyValueTable
+from ..widgets.plots import LivePlots, SeriesSpec
+
+TITLES = {"whisper": "Speech (Whisper)", "embedding": "Embeddings (BERT)"}
+
+SERIES = [
+    SeriesSpec("job_latency_s", "Latency per job", "s"),
+    SeriesSpec("rtf", "Real-time factor", "× audio"),
+    SeriesSpec("texts_per_s", "Embedding throughput", "texts/s"),
+    SeriesSpec("memory_mb", "Process memory", "MiB"),
+    SeriesSpec("cache_hit_rate", "Cache hit rate", "0–1"),
+]
+
+_CAPABILITY_ROWS = [
+    ("Max batch size", lambda c: str(c.max_batch_size)),
+    ("Max sequence length", lambda c: str(c.max_sequence_length)),
+    ("Attention", lambda c: ", ".join(c.attention_mechanisms) or "—"),
+    ("Dynamic batching", lambda c: _yes(c.supports_dynamic_batching)),
+    ("Continuous batching", lambda c: _yes(c.supports_continuous_batching)),
+    ("Speculative decoding", lambda c: _yes(c.supports_speculative_decoding)),
+    ("Tensor parallelism", lambda c: _yes(c.supports_tensor_parallelism)),
+    ("Pipeline parallelism", lambda c: _yes(c.supports_pipeline_parallelism)),
+    ("Data types", lambda c: ", ".join(c.supported_dtypes)),
+    ("Devices", lambda c: ", ".join(c.supported_devices)),
+    ("Parameter memory", lambda c: format_bytes(c.memory_requirements.parameter_memory)),
+]
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def format_bytes(n: float | None) -> str:
+    if n is None:
+        return "—"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def format_count(n: int) -> str:
+    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.1f} M" if n >= 1e6 else f"{n:,}"
+
+
+class ExecutorCard(QGroupBox):
+    """One executor: a state line (with a busy bar while loading) above its properties."""
+
+    def __init__(self, name: str, parent: QWidget | None = None):
+        super().__init__(TITLES.get(name, name), parent)
+        self.name = name
+        self.state_label = QLabel("waiting to load")
+        self.state_label.setObjectName("PanelSubtitle")
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
+        self.table = KeyValueTable("Loading the model… its status appears here once it is ready.")
+        self.table.setMinimumHeight(300)
+        top = QHBoxLayout()
+        top.addWidget(self.state_label, 1)
+        top.addWidget(self.busy)
+        column = QVBoxLayout(self)
+        column.addLayout(top)
+        column.addWidget(self.table)
+        self.model_state = "idle"
+
+    def set_model_state(self, state: str, message: str) -> None:
+        self.model_state = state
+        shown = {"loading": "loading…", "reloading": "reloading…"}.get(state, state)
+        self.state_label.setText(f"{shown.capitalize()} — {message}" if message else shown.capitalize())
+        self.busy.setVisible(state in ("loading", "reloading"))
+        if state == "error":
+            self.table.set_pairs([])
+            self.table.set_placeholder(f"The model could not be loaded: {message}")
+
+    def update_status(self, status, metrics: dict | None) -> None:
+        pairs = [("State", status.state.value), ("Ready", _yes(status.is_ready))]
+        if metrics:
+            info, model = metrics["info"], metrics.get("model")
+            pairs += [("Model", info.model_id), ("Device", info.device), ("Dtype", info.dtype),
+                      ("Parameters", format_count(info.num_parameters))]
+            if model is not None:
+                pairs += [("Source", model.source), ("Loaded in", f"{model.load_seconds:.1f} s")]
+            pairs.append(("Reloads", str(metrics.get("reloads", 0))))
+        mem = status.memory_usage
+        last = f"{time.time() - status.last_operation:.0f} s ago" if status.last_operation else "never"
+        pairs += [
+            ("Batch size", str(status.current_batch_size)),
+            ("Prefill operations", f"{status.prefill_operations:,}"),
+            ("Decode operations", f"{status.decode_operations:,}"),
+            ("Avg prefill", f"{status.avg_prefill_time_ms:.1f} ms"),
+            ("Avg decode", f"{status.avg_decode_time_ms:.1f} ms"),
+            ("Memory in use", f"{format_bytes(mem.used_bytes)} ({mem.utilization_percent:.1f} %)"),
+            ("Allocated (weights)", format_bytes(mem.allocated_bytes)),
+            ("Peak memory", format_bytes(mem.peak_bytes)),
+            ("Last operation", last),
+        ]
+        self.table.set_pairs(pairs)
+
+
+class MonitorPanel(QWidget):
+    def __init__(self, host, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.host = host
+        self._metrics: dict[str, dict] = {}
+        self.cards = {name: ExecutorCard(name) for name in TITLES}
+        self.capabilities = DataTable(["Capability", *(TITLES[n] for n in TITLES)],
+                                      "Capabilities appear once a model is loaded.")
+        self.capabilities.setMinimumHeight(330)
+        self.caches = DataTable(["Executor", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evictions"],
+                                "No cache yet: embed some texts to fill the embedding cache.")
+        self.caches.setMinimumHeight(330)
+        self.plots = LivePlots(SERIES)
+
+        title = QLabel("Monitor")
+        title.setObjectName("PanelTitle")
+        subtitle = QLabel("What each model is doing, refreshed twice a second; plots cover the last 5 minutes.")
+        subtitle.setObjectName("PanelSubtitle")
+        content = QWidget()
+        grid = QGridLayout(content)
+        grid.setContentsMargins(16, 12, 16, 16)
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(10)
+        grid.addWidget(title, 0, 0, 1, 2)
+        grid.addWidget(subtitle, 1, 0, 1, 2)
+        grid.addWidget(self.cards["whisper"], 2, 0)
+        grid.addWidget(self.cards["embedding"], 2, 1)
+        grid.addWidget(_boxed("Capabilities", self.capabilities), 3, 0)
+        grid.addWidget(_boxed("Cache metrics", self.caches), 3, 1)
+        grid.addWidget(_boxed("Live (last 5 minutes)", self.plots), 4, 0, 1, 2)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+        host.modelStateChanged.connect(self._on_model_state)
+        host.statusUpdated.connect(self._on_status)
+        host.metricsUpdated.connect(self._on_metrics)
+        host.sample.connect(self.plots.record)
+        for name in TITLES:
+            self._on_model_state(name, *host.model_state(name))
+        host.poll()  # fill the tables now rather than at the next tick
+
+    # read-back helpers (tests, screenshots)
+    def state_text(self, name: str) -> str | None:
+        return self.cards[name].table.value("State")
+
+    def value(self, name: str, key: str) -> str | None:
+        return self.cards[name].table.value(key)
+
+    def _on_model_state(self, name: str, state: str, message: str) -> None:
+        if name in self.cards:
+            self.cards[name].set_model_state(state, message)
+
+    def _on_metrics(self, name: str, metrics: dict) -> None:
+        self._metrics[name] = metrics
+        self._refresh_capabilities()
+        self._refresh_caches()
+
+    def _on_status(self, name: str, status) -> None:
+        if name in self.cards:
+            self.cards[name].update_status(status, self._metrics.get(name))
+
+    def _refresh_capabilities(self) -> None:
+        caps = {n: m["capabilities"] for n, m in self._metrics.items() if m.get("capabilities")}
+        if not caps:
+            return
+        self.capabilities.set_rows([[label, *(fmt(caps[n]) if n in caps else "—" for n in TITLES)]
+                                    for label, fmt in _CAPABILITY_ROWS])
+
+    def _refresh_caches(self) -> None:
+        rows = []
+        for name, metrics in self._metrics.items():
+            snapshot = metrics.get("cache")
+            for cache_name, c in (snapshot.caches.items() if snapshot else ()):
+                rows.append([TITLES[name], cache_name, f"{c.hits:,}", f"{c.misses:,}", f"{c.hit_rate:.0%}",
+                             f"{c.entries:,}", format_bytes(c.bytes), f"{c.evictions:,}"])
+        self.caches.set_rows(rows)
+
+
+def _boxed(title: str, widget: QWidget) -> QGroupBox:
+    box = QGroupBox(title)
+    QVBoxLayout(box).addWidget(widget)
+    return box

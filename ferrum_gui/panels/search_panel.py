@@ -1,0 +1,359 @@
+"""Search panel: the sources to index (files, folders, and the transcript history), and a query
+box that searches as you type, showing ranked results with the matched words highlighted."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QSpinBox,
+                               QSplitter, QStyle, QToolButton, QVBoxLayout, QWidget)
+
+from executors.errors import Cancelled, FerrumError
+from executors.history import RecordStatus
+
+from ..widgets.result_list import ResultList, transcript_record_id
+from ..widgets.tasks import TaskSet
+
+FILES_COLLECTION = "default"
+TRANSCRIPTS_COLLECTION = "transcripts"
+TRANSCRIPTS_SOURCE = "transcripts"      # the pseudo-source standing for the whole history
+SEARCH_DELAY_MS = 250
+SCOPES = [("Everything", None), ("Files", FILES_COLLECTION), ("Transcripts", TRANSCRIPTS_COLLECTION)]
+_SETTINGS_KEY = "search/sources"
+_PATH_ROLE = Qt.ItemDataRole.UserRole
+_index_jobs = itertools.count(1)
+
+
+class SearchPanel(QWidget):
+    """``openTranscript(record_id, segment_id)`` asks the window to show a transcript hit
+    (segment_id is -1 when the hit has none)."""
+
+    openTranscript = Signal(int, int)
+    resultsShown = Signal(str, int)     # query, number of hits
+    indexingFinished = Signal(str)      # "done" | "cancelled" | "failed"
+
+    def __init__(self, host, parent=None, settings: QSettings | None = None):
+        super().__init__(parent)
+        self.host = host
+        # Sources persist in the window's QSettings when there is one (none in most tests).
+        self._settings = settings if settings is not None else getattr(parent, "qsettings", None)
+        self._tasks = TaskSet(host.failure.emit)
+        self._search_seq = 0
+        self._index_job: str | None = None
+        self._index_cancelled = False
+        self._build()
+        self._connect()
+        saved = self._settings.value(_SETTINGS_KEY, []) if self._settings is not None else []
+        for path in ([saved] if isinstance(saved, str) else list(saved or [])):
+            self._add_source_item(path)
+
+    # --- layout --------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        S = QStyle.StandardPixmap
+        self.sources = QListWidget()
+        self.sources.setAlternatingRowColors(True)
+        transcripts = QListWidgetItem(self.style().standardIcon(S.SP_MediaVolume), "Transcripts (history)")
+        transcripts.setData(_PATH_ROLE, TRANSCRIPTS_SOURCE)
+        transcripts.setToolTip("Every finished transcript in the history")
+        self.sources.addItem(transcripts)
+        self.add_files_action = self._action("Add files…", "Ctrl+Shift+O", S.SP_FileIcon, self._choose_files)
+        self.add_folder_action = self._action("Add folder…", "Ctrl+Shift+D", S.SP_DirIcon, self._choose_folder)
+        self.remove_action = self._action("Remove", "Del", S.SP_TrashIcon, self.remove_selected_source)
+        self.reindex_action = self._action("Re-index", "Ctrl+R", S.SP_BrowserReload,
+                                           lambda: self._tasks.spawn(self.reindex(), "re-indexing"))
+        self.cancel_action = self._action("Cancel", "Esc", S.SP_DialogCancelButton, self.cancel_indexing)
+        self.remove_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.sources.addAction(self.remove_action)
+        source_bar = QHBoxLayout()
+        source_bar.setSpacing(4)
+        for action in (self.add_files_action, self.add_folder_action, self.remove_action):
+            source_bar.addWidget(_button(action))
+        source_bar.addStretch(1)
+        self.index_progress = QProgressBar()
+        self.index_progress.setRange(0, 100)
+        self.index_progress.setVisible(False)
+        self.index_status = QLabel("Add files or folders of .txt, .md or .pdf documents to search them.")
+        self.index_status.setWordWrap(True)
+        index_bar = QHBoxLayout()
+        index_bar.addWidget(_button(self.reindex_action))
+        index_bar.addWidget(self.index_progress, 1)
+        index_bar.addWidget(_button(self.cancel_action))
+        box = QGroupBox("Sources")
+        box_layout = QVBoxLayout(box)
+        box_layout.setContentsMargins(8, 8, 8, 8)
+        box_layout.addLayout(source_bar)
+        box_layout.addWidget(self.sources, 1)
+        box_layout.addLayout(index_bar)
+        box_layout.addWidget(self.index_status)
+
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search files and transcripts…  (Ctrl+F)")
+        self.query.setClearButtonEnabled(True)
+        self.query.addAction(self.style().standardIcon(S.SP_FileDialogContentsView),
+                             QLineEdit.ActionPosition.LeadingPosition)
+        self.hybrid = QCheckBox("Hybrid")
+        self.hybrid.setChecked(True)
+        self.hybrid.setToolTip("Combine meaning (vectors) with exact keywords (BM25)")
+        self.top_k = QSpinBox()
+        self.top_k.setRange(1, 100)
+        self.top_k.setValue(10)
+        self.top_k.setPrefix("Top ")
+        self.top_k.setToolTip("How many results to show")
+        self.scope = QComboBox()
+        for name, collection in SCOPES:
+            self.scope.addItem(name, collection)
+        query_bar = QHBoxLayout()
+        query_bar.setSpacing(8)
+        query_bar.addWidget(self.query, 1)
+        query_bar.addWidget(self.scope)
+        query_bar.addWidget(self.hybrid)
+        query_bar.addWidget(self.top_k)
+        self.results = ResultList()
+        self.result_status = QLabel()
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.setSpacing(8)
+        right_layout.addLayout(query_bar)
+        right_layout.addWidget(self.results, 1)
+        right_layout.addWidget(self.result_status)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(box)
+        split.addWidget(right)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 12, 12, 12)
+        layout.addWidget(split)
+        self._set_indexing(False)
+
+    def _action(self, text, shortcut, icon, slot) -> QAction:
+        action = QAction(self.style().standardIcon(icon), text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.setToolTip(f"{text} ({QKeySequence(shortcut).toString(QKeySequence.SequenceFormat.NativeText)})")
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)
+        return action
+
+    def _connect(self) -> None:
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DELAY_MS)
+        self._debounce.timeout.connect(self.search_now)
+        self.query.textChanged.connect(lambda _t: self._debounce.start())
+        self.query.returnPressed.connect(self.search_now)
+        for signal in (self.hybrid.toggled, self.top_k.valueChanged, self.scope.currentIndexChanged):
+            signal.connect(lambda *_: self._debounce.start())
+        self.results.resultActivated.connect(self.open_result)
+        self.host.jobProgress.connect(self._on_progress)
+        self.host.modelStateChanged.connect(self._on_model_state)
+
+    def focus_search(self) -> None:
+        """Ctrl+F (the main window's Find action) lands here."""
+        self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.query.selectAll()
+
+    # --- sources -------------------------------------------------------------------------
+
+    def source_paths(self) -> list[str]:
+        items = (self.sources.item(i) for i in range(self.sources.count()))
+        return [it.data(_PATH_ROLE) for it in items if it.data(_PATH_ROLE) != TRANSCRIPTS_SOURCE]
+
+    def add_sources(self, paths, index: bool = True) -> None:
+        """Add files or folders as sources and (by default) index them now."""
+        added = [str(p) for p in paths if self._add_source_item(str(p))]
+        self._save_sources()
+        if added and index:
+            self._tasks.spawn(self.index_files(added), "indexing the new sources")
+
+    def _add_source_item(self, path: str) -> bool:
+        if not path or path in self.source_paths():
+            return False
+        is_dir = not Path(path).suffix
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DirIcon if is_dir else QStyle.StandardPixmap.SP_FileIcon)
+        item = QListWidgetItem(icon, Path(path).name or path)
+        item.setData(_PATH_ROLE, path)
+        item.setToolTip(path)
+        self.sources.addItem(item)
+        return True
+
+    def remove_selected_source(self) -> None:
+        for item in self.sources.selectedItems():
+            if item.data(_PATH_ROLE) != TRANSCRIPTS_SOURCE:
+                self.sources.takeItem(self.sources.row(item))
+        self._save_sources()
+
+    def _save_sources(self) -> None:
+        if self._settings is not None:
+            self._settings.setValue(_SETTINGS_KEY, self.source_paths())
+
+    def _choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", "",
+                                                "Documents (*.txt *.md *.pdf *.srt *.vtt *.json);;All files (*)")
+        self.add_sources(paths)
+
+    def _choose_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
+        if path:
+            self.add_sources([path])
+
+    # --- indexing --------------------------------------------------------------------------
+
+    def is_indexing(self) -> bool:
+        return self._index_job is not None
+
+    async def reindex(self) -> None:
+        """Index every source again (unchanged files are skipped by the index) and the history."""
+        if self.source_paths():
+            await self.index_files(self.source_paths())
+        if not self._index_cancelled:
+            await self.index_transcripts()
+
+    async def index_files(self, paths: list[str]) -> None:
+        if self.is_indexing():
+            self.index_status.setText("Indexing is already running; wait for it or cancel it.")
+            return
+        job_id = f"index-panel-{next(_index_jobs)}"
+        self._set_indexing(True, job_id)
+        self.index_status.setText(f"Indexing {len(paths)} source(s)…")
+        outcome = "failed"
+        try:
+            report = await self.host.index_paths(paths, FILES_COLLECTION, job_id=job_id)
+        except Cancelled:
+            outcome = "cancelled"
+            self.index_status.setText("Indexing cancelled; documents finished before that stay searchable.")
+        except FerrumError:
+            self.index_status.setText("Indexing failed; see the notification for details.")
+        else:
+            outcome = "done"
+            self.index_status.setText(_report_text(report))
+        finally:
+            self._set_indexing(False)
+        self.indexingFinished.emit(outcome)
+        if self.query.text().strip():
+            self.search_now()
+
+    async def index_transcripts(self) -> None:
+        """Add every finished (or partly kept) transcript in the history to the index."""
+        if self.is_indexing():
+            return
+        self._set_indexing(True, "transcripts")
+        outcome = "done"
+        try:
+            entries = [e for e in await self.host.list_history()
+                       if e.segment_count and e.status is not RecordStatus.RUNNING]
+            for i, entry in enumerate(entries):
+                if self._index_cancelled:
+                    outcome = "cancelled"
+                    break
+                self.index_status.setText(f"Indexing transcript {i + 1} of {len(entries)}: {entry.name}")
+                self.index_progress.setValue(int(100 * i / max(1, len(entries))))
+                await self.host.index_transcript(entry.id)
+            else:
+                self.index_status.setText(f"{len(entries)} transcript(s) are searchable.")
+        except FerrumError:
+            outcome = "failed"
+            self.index_status.setText("Indexing the transcripts failed; see the notification for details.")
+        finally:
+            self._set_indexing(False)
+        self.indexingFinished.emit(outcome)
+
+    def cancel_indexing(self) -> None:
+        if self._index_job is None:
+            return
+        self._index_cancelled = True
+        if self._index_job != "transcripts":
+            self.host.cancel(self._index_job)
+        self.index_status.setText("Cancelling…")
+
+    def _set_indexing(self, running: bool, job_id: str | None = None) -> None:
+        self._index_job = job_id if running else None
+        if running:
+            self._index_cancelled = False
+            self.index_progress.setValue(0)
+        self.index_progress.setVisible(running)
+        self.cancel_action.setEnabled(running)
+        self.reindex_action.setEnabled(not running)
+
+    def _on_progress(self, job_id: str, progress) -> None:
+        if job_id == self._index_job:
+            self.index_progress.setValue(int(round(100 * progress.fraction)))
+            if progress.message:
+                self.index_status.setText(progress.message)
+
+    def _on_model_state(self, name: str, state: str, message: str) -> None:
+        if name == "embedding" and state in ("loading", "reloading", "error"):
+            self.result_status.setText("Loading the embedding model…" if state != "error"
+                                       else f"Search is unavailable: {message}")
+        elif name == "embedding" and state == "ready":
+            self.result_status.setText("")
+
+    # --- searching -------------------------------------------------------------------------
+
+    def search_now(self) -> None:
+        self._debounce.stop()
+        self._tasks.spawn(self.search(self.query.text()), "searching")
+
+    async def search(self, query: str) -> list:
+        """Run one query; results of a query overtaken by newer typing are dropped."""
+        self._search_seq += 1
+        seq = self._search_seq
+        query = query.strip()
+        if not query:
+            self.results.set_results([], empty_text=ResultList.placeholder_text)
+            self.result_status.setText("")
+            return []
+        started = time.perf_counter()
+        self.result_status.setText("Searching…")
+        hits = await self.host.search(query, k=self.top_k.value(), hybrid=self.hybrid.isChecked(),
+                                      collection=self.scope.currentData())
+        if seq != self._search_seq:
+            return hits
+        self.results.set_results(hits, query, empty_text=f"No matches for “{query}”. Index more sources, "
+                                                         "or try other words.")
+        ms = (time.perf_counter() - started) * 1000
+        self.result_status.setText(f"{len(hits)} result(s) in {ms:.0f} ms")
+        self.resultsShown.emit(query, len(hits))
+        return hits
+
+    def open_result(self, hit) -> None:
+        record_id = transcript_record_id(hit)
+        if record_id is not None:
+            segment_ids = list(getattr(hit, "segment_ids", None) or [])
+            self.openTranscript.emit(record_id, int(segment_ids[0]) if segment_ids else -1)
+        else:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(hit.source)))
+
+    def shutdown(self) -> None:
+        self._debounce.stop()
+        if self._index_job not in (None, "transcripts"):
+            self.host.cancel(self._index_job)
+        self._tasks.cancel_all()
+
+
+def _button(action: QAction) -> QToolButton:
+    button = QToolButton()
+    button.setDefaultAction(action)
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    return button
+
+
+def _report_text(report) -> str:
+    parts = []
+    for field, label in (("files_added", "added"), ("files_updated", "updated"),
+                         ("files_skipped", "unchanged"), ("files_removed", "removed")):
+        value = getattr(report, field, None)
+        if value:
+            parts.append(f"{value} {label}")
+    chunks = getattr(report, "chunks_embedded", None)
+    if chunks is not None:
+        parts.append(f"{chunks} chunks embedded")
+    return "Indexed: " + (", ".join(parts) if parts else "nothing changed")

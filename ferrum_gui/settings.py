@@ -1,0 +1,73 @@
+"""``HostSettings``: what the user chose for devices and models, persisted with QSettings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+# Same values as executors.model_store.DEFAULT_*; repeated here so reading settings never imports
+# the model store (the window must show before any heavy import).
+DEFAULT_WHISPER = "whisper-tiny.en"
+DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
+
+_GROUP = "host"
+# Settings that touch every executor: changing one reloads both models.
+_SHARED = ("device", "dtype", "threads")
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    device: str = "auto"            # auto | cpu | cuda[:N] | mps
+    dtype: str = "auto"             # auto | float32 | float16 | bfloat16
+    threads: int = 0                # CPU threads for torch; 0 = executors.device.default_threads()
+    whisper_model: str = DEFAULT_WHISPER      # bundled name, CTranslate2 folder or HF folder
+    embedding_model: str = DEFAULT_EMBEDDING  # bundled name or HF folder
+    auto_index_transcripts: bool = True       # index finished transcripts for search
+
+    @classmethod
+    def load(cls, qsettings) -> "HostSettings":
+        defaults = cls()
+        values = {}
+        qsettings.beginGroup(_GROUP)
+        try:
+            for f in fields(cls):
+                default = getattr(defaults, f.name)
+                raw = qsettings.value(f.name, default)
+                values[f.name] = _coerce(raw, default)
+        finally:
+            qsettings.endGroup()
+        return cls(**values)
+
+    def save(self, qsettings) -> None:
+        qsettings.beginGroup(_GROUP)
+        try:
+            for f in fields(self):
+                qsettings.setValue(f.name, getattr(self, f.name))
+        finally:
+            qsettings.endGroup()
+        qsettings.sync()
+
+    def with_changes(self, **changes) -> "HostSettings":
+        return replace(self, **changes)
+
+    def models_to_reload(self, new: "HostSettings") -> list[str]:
+        """Which executors ("whisper", "embedding") must reload to apply ``new``."""
+        if any(getattr(self, k) != getattr(new, k) for k in _SHARED):
+            return ["whisper", "embedding"]
+        names = []
+        if self.whisper_model != new.whisper_model:
+            names.append("whisper")
+        if self.embedding_model != new.embedding_model:
+            names.append("embedding")
+        return names
+
+
+def _coerce(raw, default):
+    """QSettings hands back strings from INI files; turn them into the field's type."""
+    if isinstance(default, bool):
+        return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            return default
+    return default if raw is None else str(raw)

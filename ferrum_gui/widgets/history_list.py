@@ -1,0 +1,84 @@
+"""Past transcripts: date, file, duration, language and status; activating a row opens it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTreeWidget, QTreeWidgetItem
+
+from executors.history import HistoryEntry, RecordStatus
+
+from .highlight import format_clock
+from .placeholder import PlaceholderMixin
+
+COL_DATE, COL_FILE, COL_DURATION, COL_LANGUAGE, COL_STATUS = range(5)
+_ID_ROLE = Qt.ItemDataRole.UserRole
+
+_STATUS_ICONS = {
+    RecordStatus.DONE: QStyle.StandardPixmap.SP_DialogApplyButton,
+    RecordStatus.RUNNING: QStyle.StandardPixmap.SP_BrowserReload,
+    RecordStatus.FAILED: QStyle.StandardPixmap.SP_MessageBoxWarning,
+    RecordStatus.CANCELLED: QStyle.StandardPixmap.SP_MediaStop,
+    RecordStatus.INTERRUPTED: QStyle.StandardPixmap.SP_MessageBoxInformation,
+}
+
+
+class HistoryList(PlaceholderMixin, QTreeWidget):
+    recordActivated = Signal(int)
+    deleteRequested = Signal(int)
+
+    placeholder_text = "Finished transcripts are kept here, newest first"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(5)
+        self.setHeaderLabels(["Date", "File", "Duration", "Language", "Status"])
+        self.setRootIsDecorated(False)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_DATE, COL_DURATION, COL_LANGUAGE, COL_STATUS):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.itemActivated.connect(lambda item, _col: self.recordActivated.emit(item.data(COL_DATE, _ID_ROLE)))
+
+    def set_entries(self, entries: list[HistoryEntry]) -> None:
+        selected = self.selected_record()
+        self.clear()
+        for e in entries:
+            when = dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M")
+            item = QTreeWidgetItem([when, e.name, format_clock(e.duration), e.language or "–", e.status.value])
+            item.setData(COL_DATE, _ID_ROLE, e.id)
+            item.setToolTip(COL_FILE, e.source)
+            item.setToolTip(COL_STATUS, e.error or f"{e.segment_count} segments")
+            kind_icon = (QStyle.StandardPixmap.SP_MediaVolume if e.kind == "dictation"
+                         else QStyle.StandardPixmap.SP_FileIcon)
+            item.setIcon(COL_FILE, self.style().standardIcon(kind_icon))
+            item.setIcon(COL_STATUS, self.style().standardIcon(_STATUS_ICONS[e.status]))
+            self.addTopLevelItem(item)
+            if e.id == selected:
+                item.setSelected(True)
+        self.viewport().update()
+
+    def record_ids(self) -> list[int]:
+        return [self.topLevelItem(i).data(COL_DATE, _ID_ROLE) for i in range(self.topLevelItemCount())]
+
+    def row_text(self, record_id: int) -> list[str]:
+        for i in range(self.topLevelItemCount()):
+            item = self.topLevelItem(i)
+            if item.data(COL_DATE, _ID_ROLE) == record_id:
+                return [item.text(c) for c in range(self.columnCount())]
+        raise KeyError(record_id)
+
+    def selected_record(self) -> int | None:
+        items = self.selectedItems()
+        return items[0].data(COL_DATE, _ID_ROLE) if items else None
+
+    def keyPressEvent(self, event):  # noqa: N802 - Qt override
+        if event.key() == Qt.Key.Key_Delete and self.selected_record() is not None:
+            self.deleteRequested.emit(self.selected_record())
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,74 @@
+"""The per-job options row of the Transcribe panel: model, language, task, word timestamps."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QWidget
+
+from executors.whisper.options import TranscribeOptions
+
+# Whisper's most used languages first; the model accepts ~100 (any ISO 639-1 code typed in).
+LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("French", "fr"),
+             ("Spanish", "es"), ("Italian", "it"), ("Portuguese", "pt"), ("Dutch", "nl"),
+             ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
+             ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
+TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
+
+
+def is_english_only(model_ref: str) -> bool:
+    return model_ref.lower().rstrip("/").endswith(".en")
+
+
+class TranscribeOptionsBar(QWidget):
+    """``modelChosen(ref)`` when the user picks another Whisper model."""
+
+    modelChosen = Signal(str)
+
+    def __init__(self, models: list[str], current_model: str, parent=None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+        self.model = QComboBox()
+        self.model.setToolTip("Whisper model used for new jobs (reloads the model)")
+        self.language = QComboBox()
+        self.language.setEditable(False)
+        for name, code in LANGUAGES:
+            self.language.addItem(name, code)
+        self.task = QComboBox()
+        for name, code in TASKS:
+            self.task.addItem(name, code)
+        self.word_timestamps = QCheckBox("Word timestamps")
+        self.word_timestamps.setToolTip("Time every word (slower)")
+        for label, widget in (("Model", self.model), ("Language", self.language), ("Task", self.task)):
+            caption = QLabel(label)
+            caption.setBuddy(widget)
+            layout.addWidget(caption)
+            layout.addWidget(widget)
+        layout.addWidget(self.word_timestamps)
+        layout.addStretch(1)
+        self.set_models(models, current_model)
+        self.model.activated.connect(lambda _i: self.modelChosen.emit(self.model.currentText()))
+
+    def set_models(self, models: list[str], current: str) -> None:
+        self.model.blockSignals(True)
+        self.model.clear()
+        self.model.addItems(list(dict.fromkeys([current, *models])))
+        self.model.setCurrentText(current)
+        self.model.blockSignals(False)
+        self._apply_model_limits(current)
+
+    def _apply_model_limits(self, model_ref: str) -> None:
+        english_only = is_english_only(model_ref)
+        if english_only:
+            self.language.setCurrentIndex(self.language.findData("en"))
+            self.task.setCurrentIndex(0)
+        self.language.setEnabled(not english_only)
+        self.task.setEnabled(not english_only)
+        tip = "English-only model" if english_only else ""
+        self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
+        self.task.setToolTip(tip or "Translate speech in any language into English text")
+
+    def options(self) -> TranscribeOptions:
+        return TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
+                                 word_timestamps=self.word_timestamps.isChecked())

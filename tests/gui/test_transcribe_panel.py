@@ -1,0 +1,210 @@
+"""Transcribe panel on the real main window, the real bundled Whisper model and real dev-set speech."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from executors.errors import DeviceError
+from executors.exporters import parse_srt
+from executors.history import RecordStatus
+
+LIBRIVOX = sorted(f"pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0{n}.flac"
+                  for n in (870, 880, 890, 920, 930))
+GAP = np.zeros(8000, dtype=np.float32)  # 0.5 s of silence between clips
+
+
+def _concat_wav(speech_dir: Path, clips: list[str], dest: Path, min_seconds: float = 0.0) -> float:
+    parts, total = [], 0.0
+    while True:
+        for rel in clips:
+            audio, rate = sf.read(str(speech_dir / rel), dtype="float32")
+            assert rate == 16000
+            parts += [audio, GAP]
+            total += (len(audio) + len(GAP)) / 16000
+        if total >= min_seconds:
+            break
+    sf.write(str(dest), np.concatenate(parts), 16000, subtype="PCM_16")
+    return total
+
+
+def _drop(window, paths: list[Path]) -> None:
+    """Drag file URLs over the window and drop them, as a file manager does (enter, then drop)."""
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    centre = QPoint(window.width() // 2, window.height() // 2)
+    enter = QDragEnterEvent(centre, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted(), "the window refused the dragged files"
+    drop = QDropEvent(QPointF(centre), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)  # what Qt calls on the drop target once the drag was accepted
+    assert drop.isAccepted()
+
+
+def _has_output_device() -> bool:
+    try:
+        import sounddevice as sd
+
+        return any(d["max_output_channels"] > 0 for d in sd.query_devices())
+    except Exception:  # noqa: BLE001 - no PortAudio at all
+        return False
+
+
+@pytest.fixture(scope="module")
+def speech_wav(tmp_path_factory, speech_dir) -> Path:
+    path = tmp_path_factory.mktemp("speech") / "austen.wav"
+    _concat_wav(speech_dir, LIBRIVOX, path)
+    return path
+
+
+def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_path, wait_until, run_async):
+    panel = main_window.panels["transcribe"]
+    rows_when_segment_arrived: list[int] = []
+    finished: list[str] = []
+    host.segmentProduced.connect(lambda job, seg: rows_when_segment_arrived.append(panel.view.rowCount()))
+    host.jobFinished.connect(lambda job, result: finished.append(job))
+
+    _drop(main_window, [speech_wav])
+    [job_id] = panel.jobs.job_ids()
+    assert main_window.current_panel_key() == "transcribe"
+    wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
+    assert panel.jobs.state(job_id).value == "done"
+    assert panel.jobs.progress(job_id) == 100
+    file_name, _, elapsed, rtf, state, _ = panel.jobs.row_text(job_id)
+    assert file_name == "austen.wav" and state == "done" and elapsed and rtf.endswith("×")
+
+    # Segments reached the view one by one while decoding, before the job finished.
+    assert len(rows_when_segment_arrived) >= 2
+    assert rows_when_segment_arrived == list(range(1, len(rows_when_segment_arrived) + 1))
+    wait_until(lambda: panel.current_record_id() is not None and panel.view.rowCount() > 0)
+    text = " ".join(panel.view.segment_text(r) for r in range(panel.view.rowCount())).lower()
+    for word in ("dashwood", "leisure", "selfish", "amiable"):
+        assert word in text, text
+
+    # The finished transcript is in the history list, newest first.
+    record_id = panel.current_record_id()
+    wait_until(lambda: panel.history.record_ids()[:1] == [record_id])
+    date, name, duration, language, status = panel.history.row_text(record_id)
+    assert name == "austen.wav" and status == "done" and language == "en" and duration.startswith("0:")
+
+    # Edit a segment as the user would; the edit is saved in the history and exported.
+    panel.view.edit_segment_text(panel.view.segments()[0].id, "Edited first line")
+    wait_until(lambda: run_async(host.load_history(record_id)).transcript.segments[0].text.strip()
+               == "Edited first line")
+
+    srt = run_async(panel.export(tmp_path / "austen.srt"))
+    cues = parse_srt(srt.read_text(encoding="utf-8"))
+    assert len(cues) == panel.view.rowCount()
+    assert cues[0][2] == "Edited first line"
+    assert all(a[0] <= b[0] for a, b in zip(cues, cues[1:]))
+    assert cues[-1][1] <= 40.0
+
+    # Clicking a timestamp plays that segment; without a sound card the notification says so.
+    errors: list = []
+    host.failure.connect(errors.append)
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    cell = panel.view.visualItemRect(panel.view.item(0, 0)).center()
+    QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
+    if _has_output_device():
+        run_async(_settle())
+        assert not errors
+    else:
+        wait_until(lambda: errors)
+        assert isinstance(errors[0], DeviceError)
+        assert any("audio" in m.lower() for m in main_window.notifications.messages())
+    host.stop_playback()
+
+
+async def _settle():
+    import asyncio
+
+    await asyncio.sleep(1.0)
+
+
+def test_cancel_long_job_keeps_partial_segments(main_window, host, speech_dir, tmp_path, wait_until, run_async):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    long_wav = tmp_path / "long.wav"
+    total = _concat_wav(speech_dir, LIBRIVOX, long_wav, min_seconds=125.0)
+    assert total >= 120.0
+    panel = main_window.panels["transcribe"]
+    [job_id] = panel.enqueue([long_wav])
+    wait_until(lambda: panel.view.rowCount() >= 2, timeout=300)
+    assert not panel.jobs.state(job_id).finished
+
+    panel.jobs.setCurrentItem(panel.jobs.topLevelItem(0))
+    QTest.keyClick(panel.jobs, Qt.Key.Key_Escape)
+    wait_until(lambda: panel.jobs.state(job_id).finished, timeout=120)
+    assert panel.jobs.state(job_id).value == "cancelled"
+
+    entry = next(e for e in run_async(host.list_history()) if e.source == str(long_wav))
+    assert entry.status is RecordStatus.CANCELLED
+    record = run_async(host.load_history(entry.id))
+    assert len(record.transcript.segments) >= 2
+    assert record.transcript.segments[-1].end < total - 10.0  # stopped well before the end
+    assert "dashwood" in record.transcript.text.lower()
+
+
+def test_bad_file_notifies_and_queue_keeps_working(main_window, host, speech_dir, tmp_path, wait_until):
+    bad = tmp_path / "broken.wav"
+    bad.write_bytes(b"RIFF\x00\x00\x00\x00WAVEthis is not audio at all" * 20)
+    good = tmp_path / "short.wav"
+    _concat_wav(speech_dir, ["pocketsphinx/goforward.flac"], good)
+    panel = main_window.panels["transcribe"]
+    main_window.notifications.clear()
+
+    bad_job, good_job = panel.enqueue([bad, good])
+    wait_until(lambda: panel.jobs.state(good_job).finished, timeout=300)
+    assert panel.jobs.state(bad_job).value == "failed"
+    assert panel.jobs.state(good_job).value == "done"
+    messages = main_window.notifications.messages()
+    assert any("broken.wav" in m for m in messages), messages
+    text = " ".join(panel.view.segment_text(r) for r in range(panel.view.rowCount())).lower()
+    assert "forward" in text
+
+
+def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host, speech_dir, tmp_path,
+                                                        wait_until, run_async):
+    from ferrum_gui.host import ExecutorHost
+    from ferrum_gui.main_window import MainWindow
+
+    clip = tmp_path / "cards.wav"
+    _concat_wav(speech_dir, ["pocketsphinx/cards_005.flac"], clip)
+    panel = main_window.panels["transcribe"]
+    [job_id] = panel.enqueue([clip])
+    wait_until(lambda: panel.jobs.state(job_id).finished and panel.view.rowCount() > 0, timeout=300)
+    record_id = panel.current_record_id()
+    seg_id = panel.view.segments()[0].id
+    panel.view.edit_segment_text(seg_id, "Eight of spades, edited")
+    wait_until(lambda: record_id in panel.history.record_ids())
+    wait_until(lambda: run_async(host.load_history(record_id)).edited_segments == {seg_id})
+    main_window.close()
+
+    # A new host (its own history connection on the same data dir) and a new window, as after a restart.
+    fresh = ExecutorHost()
+    window = MainWindow(fresh)
+    try:
+        reopened = window.panels["transcribe"]
+        wait_until(lambda: record_id in reopened.history.record_ids())
+        assert reopened.history.row_text(record_id)[1:] == panel.history.row_text(record_id)[1:]
+        reopened.history.setCurrentItem(reopened.history.topLevelItem(
+            reopened.history.record_ids().index(record_id)))
+        reopened.history.itemActivated.emit(reopened.history.currentItem(), 0)
+        wait_until(lambda: reopened.current_record_id() == record_id)
+        assert reopened.view.segment_text(0) == "Eight of spades, edited"
+    finally:
+        window.close()
+        window.deleteLater()
+        fresh.close()

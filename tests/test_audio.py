@@ -1,0 +1,158 @@
+"""Audio decoding: every supported format from a real speech clip, bad inputs, streaming memory."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from audio_fixtures import best_correlation, read_clip, resample, write_pyav, write_soundfile
+from executors.audio import SAMPLE_RATE, audio_duration, iter_audio, load_audio
+from executors.errors import InvalidFormatError, NotFoundError
+
+
+@pytest.fixture(scope="module")
+def clip() -> np.ndarray:
+    return read_clip()
+
+
+@pytest.fixture(scope="module")
+def stereo44(clip) -> np.ndarray:
+    """The clip at 44.1 kHz on two channels, the right one quieter (a mix-down must average)."""
+    x = resample(clip, SAMPLE_RATE, 44100)
+    return np.stack([x, 0.5 * x], axis=1)
+
+
+STEREO = {"stereo44k.wav", "clip.mp3", "clip.mp4", "clip.mkv"}
+# name -> (writer, tolerance on length in ms, minimum correlation with the source)
+ENCODERS = {
+    "pcm16.wav": (lambda p, c, s: write_soundfile(p, c, 16000, "WAV", "PCM_16"), 1, 0.999),
+    "pcm24.wav": (lambda p, c, s: write_soundfile(p, c, 16000, "WAV", "PCM_24"), 1, 0.999),
+    "float.wav": (lambda p, c, s: write_soundfile(p, c, 16000, "WAV", "FLOAT"), 1, 0.999),
+    "stereo44k.wav": (lambda p, c, s: write_soundfile(p, s, 44100, "WAV", "PCM_16"), 1, 0.999),
+    "clip.flac": (lambda p, c, s: write_soundfile(p, c, 16000, "FLAC"), 1, 0.999),
+    "vorbis.ogg": (lambda p, c, s: write_soundfile(p, c, 16000, "OGG", "VORBIS"), 5, 0.95),
+    "clip.opus": (lambda p, c, s: write_soundfile(p, c, 16000, "OGG", "OPUS"), 5, 0.95),
+    "clip.mp3": (lambda p, c, s: write_soundfile(p, s, 44100, "MP3", "MPEG_LAYER_III"), 5, 0.95),
+    "clip.m4a": (lambda p, c, s: write_pyav(p, c, 16000, "aac"), 10, 0.95),
+    "clip.mp4": (lambda p, c, s: write_pyav(p, s, 44100, "aac"), 10, 0.95),
+    "clip.webm": (lambda p, c, s: write_pyav(p, resample(c, 16000, 48000), 48000, "libopus"), 10, 0.95),
+    "clip.mkv": (lambda p, c, s: write_pyav(p, s, 44100, "flac"), 1, 0.999),
+    # Raw ADTS has no priming info: the decoder keeps the encoder's 1024-sample delay.
+    "raw.aac": (lambda p, c, s: write_pyav(p, c, 16000, "aac", "adts"), 70, 0.95),
+}
+
+
+@pytest.mark.parametrize("name", list(ENCODERS))
+def test_every_format_decodes_to_16k_mono(tmp_path, clip, stereo44, name):
+    writer, tol_ms, min_corr = ENCODERS[name]
+    path = writer(tmp_path / name, clip, stereo44)
+    audio = load_audio(path)
+    assert audio.dtype == np.float32 and audio.ndim == 1
+    assert abs(audio.size - clip.size) / SAMPLE_RATE * 1000 <= tol_ms
+    assert abs(audio_duration(path) - clip.size / SAMPLE_RATE) * 1000 <= tol_ms
+    corr, _lag = best_correlation(audio, clip)
+    assert corr >= min_corr
+    level = np.sqrt(np.mean(audio ** 2)) / np.sqrt(np.mean(clip ** 2))
+    expected = 0.75 if name in STEREO else 1.0
+    assert level == pytest.approx(expected, rel=0.1)  # channels averaged, not summed or one dropped
+
+
+@pytest.mark.parametrize("name", ["clip.flac", "clip.mp3", "clip.m4a", "clip.webm"])
+def test_bytes_and_paths_decode_alike(tmp_path, clip, stereo44, name):
+    path = ENCODERS[name][0](tmp_path / name, clip, stereo44)
+    from_bytes = load_audio(path.read_bytes())
+    np.testing.assert_allclose(from_bytes, load_audio(path), atol=1e-6)
+    assert audio_duration(path.read_bytes()) == pytest.approx(audio_duration(path), abs=0.02)
+
+
+def test_array_is_taken_as_16k_mono(clip):
+    assert load_audio(clip) is not None and np.array_equal(load_audio(clip), clip)
+    assert load_audio(clip.astype(np.float64)).dtype == np.float32
+    assert audio_duration(clip) == pytest.approx(clip.size / SAMPLE_RATE)
+    chunks = list(iter_audio(clip, chunk_seconds=2.0))
+    assert [c.size for c in chunks[:-1]] == [32000] * (len(chunks) - 1)
+    np.testing.assert_array_equal(np.concatenate(chunks), clip)
+    for bad in (np.zeros((100, 2), np.float32), np.zeros(100, np.int16), np.zeros(0, np.float32),
+                np.array([0.0, np.nan], np.float32)):
+        with pytest.raises(InvalidFormatError):
+            load_audio(bad)
+
+
+@pytest.mark.parametrize("name", ["stereo44k.wav", "clip.m4a"])
+def test_iter_audio_chunks_match_whole_decode(tmp_path, clip, stereo44, name):
+    path = ENCODERS[name][0](tmp_path / name, clip, stereo44)
+    chunks = list(iter_audio(path, chunk_seconds=1.5))
+    assert all(c.size == 24000 for c in chunks[:-1]) and 0 < chunks[-1].size <= 24000
+    np.testing.assert_allclose(np.concatenate(chunks), load_audio(path), atol=1e-5)
+
+
+def _bad_inputs(tmp_path, clip):
+    (tmp_path / "empty.wav").write_bytes(b"")
+    (tmp_path / "notes.wav").write_text("this is a text file, not a recording\n" * 40)
+    flac = write_soundfile(tmp_path / "full.flac", clip, 16000, "FLAC").read_bytes()
+    (tmp_path / "truncated.flac").write_bytes(flac[: len(flac) // 3])
+    m4a = write_pyav(tmp_path / "full.m4a", clip, 16000, "aac").read_bytes()
+    (tmp_path / "truncated.m4a").write_bytes(m4a[: len(m4a) // 2])
+    mp3 = write_soundfile(tmp_path / "full.mp3", clip, 16000, "MP3").read_bytes()
+    (tmp_path / "truncated.mp3").write_bytes(mp3[: len(mp3) // 3])
+    write_soundfile(tmp_path / "zero_length.wav", np.zeros(0, np.float32), 16000, "WAV")
+    (tmp_path / "folder.wav").mkdir()
+    return ["empty.wav", "notes.wav", "truncated.flac", "truncated.m4a", "truncated.mp3", "zero_length.wav",
+            "folder.wav"]
+
+
+def test_bad_inputs_raise_invalid_format_naming_the_file(tmp_path, clip):
+    for name in _bad_inputs(tmp_path, clip):
+        with pytest.raises(InvalidFormatError) as info:
+            load_audio(tmp_path / name)
+        assert name in str(info.value), str(info.value)
+        assert info.value.hint, f"{name}: no hint"
+    with pytest.raises(InvalidFormatError):
+        load_audio(b"\x00garbage" * 100)
+    with pytest.raises(InvalidFormatError):
+        load_audio(b"")
+
+
+def test_missing_file_is_not_found(tmp_path):
+    with pytest.raises(NotFoundError, match="nowhere.wav"):
+        load_audio(tmp_path / "nowhere.wav")
+    with pytest.raises(NotFoundError, match="nowhere.mp3"):
+        audio_duration(str(tmp_path / "nowhere.mp3"))
+
+
+def test_binary_file_objects_are_read(tmp_path, clip):
+    path = write_soundfile(tmp_path / "clip.flac", clip, 16000, "FLAC")
+    with open(path, "rb") as f:
+        np.testing.assert_array_equal(load_audio(f), load_audio(path))
+    assert load_audio(io.BytesIO(path.read_bytes())).size == clip.size
+    with pytest.raises(InvalidFormatError, match="list"):
+        load_audio([0.0, 0.1])
+
+
+def test_long_file_streams_in_bounded_memory(tmp_path):
+    """20 minutes of 44.1 kHz stereo: whole decode would need ~77 MB at 16 kHz (~420 MB at source rate)."""
+    import soundfile as sf
+
+    rate, minutes, path = 44100, 20, tmp_path / "long.flac"
+    t = np.arange(rate * 10) / rate
+    with sf.SoundFile(str(path), "w", rate, 2, format="FLAC", subtype="PCM_16") as f:
+        for i in range(minutes * 6):
+            x = (0.3 * np.sin(2 * np.pi * (200 + 3 * i) * t)).astype(np.float32)
+            f.write(np.stack([x, -0.5 * x], axis=1))
+    assert audio_duration(path) == pytest.approx(minutes * 60)
+
+    tracemalloc.start()
+    try:
+        total, largest = 0, 0
+        for chunk in iter_audio(path, chunk_seconds=30.0):
+            total += chunk.size
+            largest = max(largest, chunk.size)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert total == minutes * 60 * SAMPLE_RATE
+    assert largest == 30 * SAMPLE_RATE
+    assert peak < 16 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"

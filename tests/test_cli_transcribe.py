@@ -1,0 +1,64 @@
+"""``ferrum transcribe`` end to end on the bundled Whisper tiny.en and real speech."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
+from executors.exporters import parse_srt, transcript_from_json
+from ferrum_cli.main import build_parser, main
+from speech_eval import corpus_wer
+
+SHORT_CLIP = SPEECH_DIR / "pocketsphinx" / "goforward.flac"
+
+
+def test_parser_defaults_and_choices():
+    args = build_parser().parse_args(["transcribe", "a.wav", "b.mp3"])
+    assert args.files == ["a.wav", "b.mp3"] and args.fmt == "txt" and args.task == "transcribe"
+    assert args.beam_size == 1 and not args.word_timestamps and not args.vad and args.device == "auto"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["transcribe", "a.wav", "--format", "docx"])
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["transcribe"])  # at least one file
+
+
+def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    clip = shutil.copy(DEV_CLIP, inputs / "austen.flac")
+    (inputs / "notes.wav").write_text("not audio at all\n" * 20)
+    short = shutil.copy(SHORT_CLIP, inputs / "short.flac")
+    out = tmp_path / "out"
+
+    code = main(["transcribe", str(clip), str(inputs / "notes.wav"), str(inputs / "missing.wav"), str(short),
+                 "--format", "srt", "--output-dir", str(out), "--threads", "1"])
+    captured = capsys.readouterr()
+
+    assert code == 1
+    assert sorted(p.name for p in out.iterdir()) == ["austen.srt", "short.srt"]
+    failures = [line for line in captured.err.splitlines() if line.startswith("ferrum transcribe:")]
+    assert len(failures) == 2
+    assert "notes.wav" in failures[0] and "missing.wav" in failures[1]
+    assert "7.1/7.1 s" in captured.err  # the progress bar followed the executor's on_progress
+    assert captured.out.split() == [str(out / "austen.srt"), str(out / "short.srt")]
+
+    cues = parse_srt((out / "austen.srt").read_text(encoding="utf-8"))
+    assert cues and cues[-1][1] <= 7.2
+    hypothesis = " ".join(text for _, _, text in cues)
+    assert corpus_wer([read_reference(DEV_CLIP)], [hypothesis]) < 20.0
+
+
+def test_json_with_word_timestamps(tmp_path, capsys):
+    code = main(["transcribe", str(SHORT_CLIP), "--format", "json", "--word-timestamps", "--output-dir",
+                 str(tmp_path), "--threads", "1", "--quiet"])
+    assert code == 0
+    assert "%|" not in capsys.readouterr().err  # --quiet: no bar
+    data = json.loads((tmp_path / "goforward.json").read_text(encoding="utf-8"))
+    assert data["language"] == "english" and data["duration"] == pytest.approx(2.79, abs=0.05)
+    assert corpus_wer([read_reference(SHORT_CLIP)], [data["text"]]) < 30.0
+    words = data["words"]
+    assert len(words) >= 3 and all(0 <= w["start"] <= w["end"] <= 3.0 for w in words)
+    assert transcript_from_json(data).segments[0].words
