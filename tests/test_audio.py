@@ -132,6 +132,32 @@ def test_binary_file_objects_are_read(tmp_path, clip):
         load_audio([0.0, 0.1])
 
 
+def _peak_traced_bytes(iterator) -> tuple[int, int, int]:
+    """(samples, largest chunk, peak traced bytes) while draining ``iterator``."""
+    tracemalloc.start()
+    try:
+        total, largest = 0, 0
+        for chunk in iterator:
+            total += chunk.size
+            largest = max(largest, chunk.size)
+        return total, largest, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_ffmpeg_path_streams_in_bounded_memory(tmp_path):
+    """2 minutes of 44.1 kHz stereo AAC through PyAV: a whole decode would need 7.7 MB at 16 kHz."""
+    rate, seconds = 44100, 120
+    t = np.arange(rate * seconds) / rate
+    x = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    path = write_pyav(tmp_path / "long.m4a", np.stack([x, x], axis=1), rate, "aac")
+    del t, x
+    total, largest, peak = _peak_traced_bytes(iter_audio(path, chunk_seconds=10.0))
+    assert abs(total - seconds * SAMPLE_RATE) < 0.05 * SAMPLE_RATE
+    assert largest == 10 * SAMPLE_RATE
+    assert peak < 4 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"
+
+
 def test_long_file_streams_in_bounded_memory(tmp_path):
     """20 minutes of 44.1 kHz stereo: whole decode would need ~77 MB at 16 kHz (~420 MB at source rate)."""
     import soundfile as sf
@@ -144,15 +170,7 @@ def test_long_file_streams_in_bounded_memory(tmp_path):
             f.write(np.stack([x, -0.5 * x], axis=1))
     assert audio_duration(path) == pytest.approx(minutes * 60)
 
-    tracemalloc.start()
-    try:
-        total, largest = 0, 0
-        for chunk in iter_audio(path, chunk_seconds=30.0):
-            total += chunk.size
-            largest = max(largest, chunk.size)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    total, largest, peak = _peak_traced_bytes(iter_audio(path, chunk_seconds=30.0))
     assert total == minutes * 60 * SAMPLE_RATE
     assert largest == 30 * SAMPLE_RATE
     assert peak < 16 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"

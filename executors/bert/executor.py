@@ -69,8 +69,9 @@ class BertModelExecutor(ModelExecutor):
         self.max_seq_length = int(model_info.max_sequence_length)
         self.embedding_dim = int(model_info.metadata.get("embedding_dim", model_info.hidden_size))
         self.max_batch_size = max_batch_size
-        # activations grow with rows × length; a GPU affords far bigger batches than a CPU cache
-        self.token_budget = token_budget or (8192 if self._device.kind == "cpu" else 65536)
+        # small CPU batches keep activations in cache (measured: 1024 tokens beat 8192 by 1.5-2.5x);
+        # a GPU wants big ones
+        self.token_budget = token_budget or (1024 if self._device.kind == "cpu" else 65536)
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._encoder = self._backend(truncate=True)
         self._counter = self._backend(truncate=False)

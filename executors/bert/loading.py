@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,24 +23,23 @@ class LoadedParts:
     info: ModelInfo
 
 
-def resolve_folder(model_path: str | Path) -> tuple[Path, str | None]:
-    """A folder as given, or a model-store reference resolved to its folder (and its id)."""
+def resolve_folder(model_path: str | Path) -> tuple[Path, str]:
+    """A folder as given, or a model-store reference ("all-MiniLM-L6-v2", a hub id) → (folder, model id)."""
+    from ..model_store import DEFAULT_EMBEDDING, resolve_model
+
     path = Path(model_path).expanduser()
-    if path.is_dir():
-        return path, None
-    try:
-        from ..model_store import resolve_model
-    except ImportError:  # model store not installed in this build: only folders work
-        raise NotFoundError(f"Embedding model folder {model_path} not found",
-                            "pass the path of a sentence-transformers or Hugging Face folder") from None
-    resolved = resolve_model(str(model_path), kind="embedding")
-    return Path(resolved.path), resolved.model_id
-
-
-def _default_model_id(folder: Path) -> str:
+    if not path.is_dir():
+        resolved = resolve_model(str(model_path), kind="embedding")
+        return Path(resolved.path), resolved.model_id
+    try:  # the bundled model's folder keeps its catalogue name
+        bundled = resolve_model(DEFAULT_EMBEDDING, kind="embedding")
+        if Path(bundled.path).resolve() == path.resolve():
+            return path, bundled.model_id
+    except Exception:  # noqa: BLE001 - bundled package absent: name the folder instead
+        pass
     # bundled packages keep the weights in <package>/model; the package name says more
-    name = folder.name if folder.name.lower() not in _GENERIC_NAMES else folder.parent.name
-    return name
+    name = path.name if path.name.lower() not in _GENERIC_NAMES else path.parent.name
+    return path, name
 
 
 def _read_config(folder: Path, model_def: dict | None):
@@ -54,6 +54,20 @@ def _read_config(folder: Path, model_def: dict | None):
     return AutoConfig.from_pretrained(str(folder))
 
 
+@contextlib.contextmanager
+def _quiet_progress():
+    """No "Loading weights" bar on stderr: loading a 90 MB encoder takes a second."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 def load_components(model_path: str | Path, model_def: dict | None, device: DeviceChoice, *,
                     quantize: bool = False, model_id: str | None = None) -> LoadedParts:
     from transformers import AutoModel, AutoTokenizer
@@ -65,8 +79,9 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
     pooling = read_pooling_config(folder)
     weights = folder / pooling.transformer_dir
     config = _read_config(weights, model_def)
-    model = AutoModel.from_pretrained(str(weights), config=config, dtype=device.torch_dtype,
-                                      attn_implementation="sdpa")
+    with _quiet_progress():
+        model = AutoModel.from_pretrained(str(weights), config=config, dtype=device.torch_dtype,
+                                          attn_implementation="sdpa")
     model.eval()
     num_parameters = sum(p.numel() for p in model.parameters())
     param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -86,7 +101,7 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
     max_len = int(min(limits)) if limits else 512
     dim = int(config.hidden_size) * len(pooling.modes)
     info = ModelInfo(
-        model_id=model_id or store_id or _default_model_id(folder),
+        model_id=model_id or store_id,
         model_type=ModelType.EMBEDDING,
         num_parameters=num_parameters,
         hidden_size=int(config.hidden_size),

@@ -20,21 +20,20 @@ MAX_BATCH = 16
 class WhisperContractMixin:
     # -- description ---------------------------------------------------------------------------
     def info(self) -> ModelInfo:
-        cfg = self.model.config if self.model is not None else None
-        params = sum(p.numel() for p in self.model.parameters()) if self.model is not None else 0
+        cfg = self.config
+        params = self.num_parameters
         return ModelInfo(
             model_id=self.model_id, model_type=ModelType.SPEECH_TO_TEXT, num_parameters=params,
-            hidden_size=cfg.d_model if cfg else 0, num_layers=cfg.decoder_layers if cfg else 0,
-            num_heads=cfg.decoder_attention_heads if cfg else 0,
-            num_kv_heads=cfg.decoder_attention_heads if cfg else 0, vocab_size=cfg.vocab_size if cfg else 0,
+            hidden_size=cfg.d_model, num_layers=cfg.decoder_layers, num_heads=cfg.decoder_attention_heads,
+            num_kv_heads=cfg.decoder_attention_heads, vocab_size=cfg.vocab_size,
             max_sequence_length=self.tokens.n_ctx, dtype=self.device.dtype_name, device=self.device.name,
-            metadata={"encoder_layers": cfg.encoder_layers if cfg else 0, "n_mels": cfg.num_mel_bins if cfg else 0,
+            metadata={"encoder_layers": cfg.encoder_layers, "n_mels": cfg.num_mel_bins,
                       "multilingual": self.is_multilingual, "languages": sorted(self.tokens.lang_to_id),
                       "quantized": self.quantized, "attention": "sdpa"})
 
     def capabilities(self) -> ExecutorCapabilities:
-        cfg = self.model.config
-        elem = torch.finfo(self.runtime.dtype).bits // 8
+        cfg = self.config
+        elem = torch.finfo(self.device.torch_dtype).bits // 8
         kv_per_token = 2 * cfg.decoder_layers * cfg.d_model * elem
         cross_per_sequence = 2 * cfg.decoder_layers * cfg.max_source_positions * cfg.d_model * elem
         dtypes = ["float32", "bfloat16"] if self.device.kind == "cpu" else ["float32", "float16", "bfloat16"]
@@ -57,7 +56,7 @@ class WhisperContractMixin:
                           used_tokens=self.handles.used_tokens())
 
     def cache_metrics_snapshot(self) -> CacheMetricsSnapshot:
-        return CacheMetricsSnapshot({"encoder_output": self.runtime.encoder_cache.stats(),
+        return CacheMetricsSnapshot({"encoder_output": self.encoder_cache.stats(),
                                      "kv_handles": self.handles.metrics()})
 
     # -- prefill -------------------------------------------------------------------------------
@@ -206,6 +205,6 @@ class WhisperContractMixin:
     async def shutdown(self) -> None:
         with self._lock:
             self.handles.clear()
-            self.runtime.encoder_cache.clear()
+            self.encoder_cache.clear()
             self.stats.set_state(ExecutorState.SHUTDOWN)
-            self.model = None
+            self.model = self.runtime = self.decoder = self._beam = None

@@ -84,8 +84,10 @@ class GreedyDecoder:
 
     @torch.inference_mode()
     def decode_batch(self, encoder_out: torch.Tensor, prompts: list[list[int]], temperature: float = 0.0, *,
-                     timestamps: bool = True, cancel: CancelToken | None = None) -> list[DecodeResult]:
-        """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length)."""
+                     timestamps: bool = True, cancel: CancelToken | None = None,
+                     max_new_tokens: int | None = None) -> list[DecodeResult]:
+        """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length);
+        ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length)."""
         st, rt = self.st, self.runtime
         batch = len(prompts)
         lens = [len(p) for p in prompts]
@@ -106,7 +108,7 @@ class GreedyDecoder:
         else:
             no_speech = [0.0] * batch
         filt = self.filters[timestamps]
-        max_new = min(st.sample_len, st.n_ctx - max(lens) + 1)
+        max_new = min(st.sample_len, st.n_ctx - max(lens) + 1, max_new_tokens or st.sample_len)
         sampled = torch.empty((batch, 0), dtype=torch.long, device=dev)
         sum_lp = torch.zeros(batch, device=dev)
         done = torch.zeros(batch, dtype=torch.bool, device=dev)

@@ -30,7 +30,7 @@ from .tokens import SpecialTokens
 
 class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def __init__(self, model, tokenizer, feature_extractor, generation_config, device: DeviceChoice,
-                 model_id: str, quantized: str | None = None):
+                 model_id: str, quantized: str | None = None, num_parameters: int | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self.device = device
@@ -38,7 +38,10 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.quantized = quantized
         self.generation_config = generation_config
         self.tokens = SpecialTokens.from_model(tokenizer, generation_config, model.config)
+        self.config = model.config
+        self.num_parameters = num_parameters or sum(p.numel() for p in model.parameters())
         self.runtime = WhisperRuntime(model)
+        self.encoder_cache = self.runtime.encoder_cache
         self.log_mel = LogMel(feature_extractor, device.torch_device)
         self.stats = ExecutorStats(device.name, parameter_bytes(model))
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
@@ -72,11 +75,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             raise ModelError(f"Could not load the Whisper model in {path}: {exc}",
                              "check the folder is a complete Hugging Face Whisper export") from exc
         model = model.to(choice.torch_device).eval()
+        n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
         applied = None
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
         return cls(model, tokenizer, feature_extractor, generation_config, choice,
-                   model_id or path.name, applied)
+                   model_id or path.name, applied, n_params)
 
     @staticmethod
     def _quantize(model, mode, choice: DeviceChoice):

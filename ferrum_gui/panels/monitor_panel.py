@@ -17,9 +17,9 @@ from ..widgets.plots import LivePlots, SeriesSpec
 TITLES = {"whisper": "Speech (Whisper)", "embedding": "Embeddings (BERT)"}
 
 SERIES = [
-    SeriesSpec("job_latency_s", "Latency per job", "s"),
-    SeriesSpec("rtf", "Real-time factor", "× audio"),
-    SeriesSpec("texts_per_s", "Embedding throughput", "texts/s"),
+    SeriesSpec("job_latency_s", "Latency per job", "s", points=True),
+    SeriesSpec("rtf", "Real-time factor", "× audio", points=True),
+    SeriesSpec("texts_per_s", "Embedding throughput", "texts/s", points=True),
     SeriesSpec("memory_mb", "Process memory", "MiB"),
     SeriesSpec("cache_hit_rate", "Cache hit rate", "0–1"),
 ]
@@ -70,8 +70,8 @@ class ExecutorCard(QGroupBox):
         self.busy.setMaximumWidth(120)
         self.busy.setTextVisible(False)
         self.busy.hide()
-        self.table = KeyValueTable("Loading the model… its status appears here once it is ready.")
-        self.table.setMinimumHeight(300)
+        self.table = KeyValueTable("Loading the model… its status appears here once it is ready.",
+                                   per_row=2, fit_rows=9)
         top = QHBoxLayout()
         top.addWidget(self.state_label, 1)
         top.addWidget(self.busy)
@@ -121,29 +121,23 @@ class MonitorPanel(QWidget):
         self._metrics: dict[str, dict] = {}
         self.cards = {name: ExecutorCard(name) for name in TITLES}
         self.capabilities = DataTable(["Capability", *(TITLES[n] for n in TITLES)],
-                                      "Capabilities appear once a model is loaded.")
-        self.capabilities.setMinimumHeight(330)
+                                      "Capabilities appear once a model is loaded.", fit_rows=len(_CAPABILITY_ROWS))
         self.caches = DataTable(["Executor", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evictions"],
-                                "No cache yet: embed some texts to fill the embedding cache.")
-        self.caches.setMinimumHeight(330)
+                                "No cache yet: embed some texts to fill the embedding cache.",
+                                fit_rows=len(_CAPABILITY_ROWS))
         self.plots = LivePlots(SERIES)
 
-        title = QLabel("Monitor")
-        title.setObjectName("PanelTitle")
-        subtitle = QLabel("What each model is doing, refreshed twice a second; plots cover the last 5 minutes.")
-        subtitle.setObjectName("PanelSubtitle")
         content = QWidget()
         grid = QGridLayout(content)
-        grid.setContentsMargins(16, 12, 16, 16)
+        grid.setContentsMargins(12, 4, 12, 12)
         grid.setHorizontalSpacing(12)
-        grid.setVerticalSpacing(10)
-        grid.addWidget(title, 0, 0, 1, 2)
-        grid.addWidget(subtitle, 1, 0, 1, 2)
-        grid.addWidget(self.cards["whisper"], 2, 0)
-        grid.addWidget(self.cards["embedding"], 2, 1)
-        grid.addWidget(_boxed("Capabilities", self.capabilities), 3, 0)
-        grid.addWidget(_boxed("Cache metrics", self.caches), 3, 1)
-        grid.addWidget(_boxed("Live (last 5 minutes)", self.plots), 4, 0, 1, 2)
+        grid.setVerticalSpacing(6)
+        grid.addWidget(self.cards["whisper"], 0, 0)
+        grid.addWidget(self.cards["embedding"], 0, 1)
+        grid.addWidget(_boxed("Live, last 5 minutes (refreshed every second)", self.plots), 1, 0, 1, 2)
+        grid.addWidget(_boxed("Capabilities", self.capabilities), 2, 0)
+        grid.addWidget(_boxed("Cache metrics", self.caches), 2, 1)
+        grid.setRowStretch(3, 1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)

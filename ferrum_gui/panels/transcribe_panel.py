@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -11,8 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QSplitter, QStyle,
                                QToolButton, QVBoxLayout, QWidget)
 
-from executors.errors import Cancelled, FerrumError, InvalidParameterError
-from executors.whisper.options import TranscribeOptions
+from executors.errors import InvalidParameterError
 from executors.whisper.results import Segment, Transcript
 
 from ..widgets.history_list import HistoryList
@@ -20,12 +18,12 @@ from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
 from ..widgets.transcript_view import TranscriptView
 from ..widgets.transcribe_options import TranscribeOptionsBar
+from .transcribe_queue import TranscriptionQueue
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
 EXPORT_FORMATS = {"txt": "Plain text (*.txt)", "srt": "SubRip subtitles (*.srt)",
                   "vtt": "WebVTT subtitles (*.vtt)", "json": "JSON with segments (*.json)"}
-_panel_jobs = itertools.count(1)
 
 
 class TranscribePanel(QWidget):
@@ -41,11 +39,7 @@ class TranscribePanel(QWidget):
         self.host = host
         self.setAcceptDrops(True)
         self._tasks = TaskSet(host.failure.emit)
-        self._queue: list[tuple[str, Path, TranscribeOptions]] = []
-        self._running: str | None = None
-        self._job_records: dict[str, int] = {}
-        self._job_segments: dict[str, list[Segment]] = {}
-        self._job_paths: dict[str, Path] = {}
+        self.queue = TranscriptionQueue(host, self)
         self._shown_job: str | None = None      # job whose live segments the view follows
         self._record_id: int | None = None      # history record shown in the view
         self._audio_path: str | None = None
@@ -138,16 +132,20 @@ class TranscribePanel(QWidget):
         return action
 
     def _connect(self) -> None:
-        h = self.host
-        h.jobStarted.connect(self._on_job_started)
-        h.jobProgress.connect(self._on_job_progress)
-        h.segmentProduced.connect(self._on_segment)
-        h.historyChanged.connect(self._schedule_history_refresh)
-        h.modelStateChanged.connect(self._on_model_state)
+        self.host.historyChanged.connect(self._schedule_history_refresh)
+        self.host.modelStateChanged.connect(self._on_model_state)
+        q = self.queue
+        q.jobQueued.connect(lambda job_id, path: self.jobs.add_job(job_id, path.name, str(path)))
+        q.jobRunning.connect(self._on_job_running)
+        q.recordAssigned.connect(self._on_record_assigned)
+        q.progressed.connect(self.jobs.set_progress)
+        q.segmentAdded.connect(self._on_segment)
+        q.jobEnded.connect(self._on_job_ended)
         self.jobs.cancelRequested.connect(self.cancel_job)
         self.jobs.jobActivated.connect(self._show_job)
         self.history.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
         self.history.deleteRequested.connect(lambda rid: self._tasks.spawn(self._delete_record(rid)))
+        self.history.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
         self.view.segmentEdited.connect(self._on_segment_edited)
         self.view.playRequested.connect(self._on_play)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
@@ -160,18 +158,7 @@ class TranscribePanel(QWidget):
 
     def enqueue(self, paths) -> list[str]:
         """Queue files for transcription with the current options; returns their job ids."""
-        ids = []
-        for p in paths:
-            path = Path(p)
-            job_id = f"tx-{next(_panel_jobs)}"
-            self._queue.append((job_id, path, self.options_bar.options()))
-            self._job_paths[job_id] = path
-            self.jobs.add_job(job_id, path.name, str(path))
-            ids.append(job_id)
-        if self._running is None and self._queue:
-            self._running = "starting"
-            self._tasks.spawn(self._drain(), "running the transcription queue")
-        return ids
+        return self.queue.enqueue(paths, self.options_bar.options())
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
@@ -179,78 +166,43 @@ class TranscribePanel(QWidget):
             self.enqueue(paths)
 
     def cancel_job(self, job_id: str) -> None:
-        queued = [q for q in self._queue if q[0] == job_id]
-        if queued:
-            self._queue.remove(queued[0])
-            self._set_job_state(job_id, JobState.CANCELLED)
-        elif job_id == self._running:
-            self.host.cancel(job_id)
+        if self.queue.cancel(job_id) and job_id == self.queue.running_job:
             self.status.setText("Cancelling…")
 
     def is_busy(self) -> bool:
-        return self._running is not None
+        return self.queue.is_busy()
 
-    async def _drain(self) -> None:
-        try:
-            while self._queue:
-                job_id, path, options = self._queue.pop(0)
-                await self._run_job(job_id, path, options)
-        finally:
-            self._running = None
-
-    async def _run_job(self, job_id: str, path: Path, options: TranscribeOptions) -> None:
-        self._running = job_id
-        self._job_segments[job_id] = []
-        self._show_live(job_id, path)
+    def _on_job_running(self, job_id: str, path: Path) -> None:
         self.jobs.set_running(job_id)
+        self._show_live(job_id)
         self.jobStateChanged.emit(job_id, JobState.RUNNING.value)
-        try:
-            await self.host.transcribe(path, options, job_id=job_id)
-        except Cancelled:
-            self._set_job_state(job_id, JobState.CANCELLED)
-            self.status.setText(f"Cancelled {path.name}; the segments decoded so far are kept in the history.")
-        except FerrumError as exc:
-            self._set_job_state(job_id, JobState.FAILED, str(exc))
-            self.status.setText(f"Could not transcribe {path.name}.")
-        else:
-            self._set_job_state(job_id, JobState.DONE)
-            self.status.setText(f"Finished {path.name}.")
-        record_id = self._job_records.get(job_id)
+
+    def _on_record_assigned(self, job_id: str, record_id: int) -> None:
         if self._shown_job == job_id:
-            self._shown_job = None
-            if record_id is not None:
-                await self.open_record(record_id)
-
-    def _set_job_state(self, job_id: str, state: JobState, message: str = "") -> None:
-        self.jobs.set_state(job_id, state, message)
-        self.jobStateChanged.emit(job_id, state.value)
-
-    def _clear_finished(self) -> None:
-        self.jobs.clear_finished()
-
-    # --- host signals --------------------------------------------------------------------
-
-    def _on_job_started(self, job_id: str, info) -> None:
-        if job_id not in self._job_segments:
-            return
-        record_id = getattr(info, "record_id", None)
-        if record_id is not None:
-            self._job_records[job_id] = record_id
-            if self._shown_job == job_id:
-                self._record_id = record_id
-
-    def _on_job_progress(self, job_id: str, progress) -> None:
-        if job_id in self._job_segments:
-            self.jobs.set_progress(job_id, progress.done, progress.total)
+            self._record_id = record_id
 
     def _on_segment(self, job_id: str, segment: Segment) -> None:
-        if job_id not in self._job_segments:
-            return
-        self._job_segments[job_id].append(segment)
         if self._shown_job == job_id:
             self.view.append_segment(segment)
             self.view.scrollToBottom()
             self._update_actions()
+
+    def _on_job_ended(self, job_id: str, state: str, message: str) -> None:
+        self.jobs.set_state(job_id, JobState(state), message)
+        name = self.queue.path(job_id).name
+        self.status.setText({"done": f"Finished {name}.",
+                             "failed": f"Could not transcribe {name}; see the notification above.",
+                             "cancelled": f"Cancelled {name}; the segments decoded so far are kept in "
+                                          "the history."}[state])
+        self.jobStateChanged.emit(job_id, state)
+        record_id = self.queue.record_id(job_id)
+        if self._shown_job == job_id:
+            self._shown_job = None
+            if record_id is not None:
+                self.show_record(record_id)
+
+    def _clear_finished(self) -> None:
+        self.jobs.clear_finished()
 
     def _on_model_state(self, name: str, state: str, message: str) -> None:
         if name == "whisper":
@@ -270,20 +222,21 @@ class TranscribePanel(QWidget):
 
     # --- the transcript view ---------------------------------------------------------------
 
-    def _show_live(self, job_id: str, path: Path) -> None:
+    def _show_live(self, job_id: str) -> None:
+        path = self.queue.path(job_id)
         self._shown_job = job_id
-        self._record_id = self._job_records.get(job_id)
+        self._record_id = self.queue.record_id(job_id)
         self._audio_path = str(path)
         self._transcript = None
         self.title.setText(f"{path.name} — transcribing…")
-        self.view.set_segments(self._job_segments.get(job_id, []))
+        self.view.set_segments(self.queue.segments(job_id))
         self._update_actions()
 
     def _show_job(self, job_id: str) -> None:
-        if job_id == self._running:
-            self._show_live(job_id, self._job_paths[job_id])
-        elif job_id in self._job_records:
-            self._tasks.spawn(self.open_record(self._job_records[job_id]))
+        if job_id == self.queue.running_job:
+            self._show_live(job_id)
+        elif self.queue.record_id(job_id) is not None:
+            self.show_record(self.queue.record_id(job_id))
 
     def show_record(self, record_id: int, segment_id: int | None = None, play: bool = False) -> None:
         """Slot form of ``open_record`` (e.g. for the Search panel's ``openTranscript``)."""
@@ -363,11 +316,13 @@ class TranscribePanel(QWidget):
         self.status.setText(f"Exported to {written}")
         return written
 
-    async def send_to_index(self) -> None:
-        if self._record_id is None:
+    async def send_to_index(self, record_id: int | None = None) -> None:
+        """Add a history record (default: the one shown) to the search index."""
+        record_id = record_id if record_id is not None else self._record_id
+        if record_id is None:
             return
         self.status.setText("Adding the transcript to the search index…")
-        await self.host.index_transcript(self._record_id)
+        await self.host.index_transcript(record_id)
         self.status.setText("The transcript is now searchable in the Search panel.")
 
     # --- history ---------------------------------------------------------------------------
@@ -410,10 +365,8 @@ class TranscribePanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop the queue and any pending panel work (the window is closing)."""
-        self._queue.clear()
         self._history_timer.stop()
-        if self._running not in (None, "starting"):
-            self.host.cancel(self._running)
+        self.queue.shutdown()
         self._tasks.cancel_all()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTreeWidget, QTreeWidgetItem
 
 from executors.history import HistoryEntry, RecordStatus
 
@@ -27,6 +27,7 @@ _STATUS_ICONS = {
 class HistoryList(PlaceholderMixin, QTreeWidget):
     recordActivated = Signal(int)
     deleteRequested = Signal(int)
+    indexRequested = Signal(int)
 
     placeholder_text = "Finished transcripts are kept here, newest first"
 
@@ -76,6 +77,22 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
     def selected_record(self) -> int | None:
         items = self.selectedItems()
         return items[0].data(COL_DATE, _ID_ROLE) if items else None
+
+    def contextMenuEvent(self, event):  # noqa: N802 - Qt override
+        item = self.itemAt(event.pos())
+        if item is None:
+            return
+        record_id = item.data(COL_DATE, _ID_ROLE)
+        menu = QMenu(self)
+        S = QStyle.StandardPixmap
+        menu.addAction(self.style().standardIcon(S.SP_DialogOpenButton), "Open",
+                       lambda: self.recordActivated.emit(record_id))
+        menu.addAction(self.style().standardIcon(S.SP_FileDialogContentsView), "Add to search",
+                       lambda: self.indexRequested.emit(record_id))
+        menu.addSeparator()
+        menu.addAction(self.style().standardIcon(S.SP_TrashIcon), "Delete\tDel",
+                       lambda: self.deleteRequested.emit(record_id))
+        menu.exec(event.globalPos())
 
     def keyPressEvent(self, event):  # noqa: N802 - Qt override
         if event.key() == Qt.Key.Key_Delete and self.selected_record() is not None:

@@ -9,7 +9,9 @@ from .placeholder import PlaceholderMixin
 
 
 class DataTable(PlaceholderMixin, QTableWidget):
-    def __init__(self, headers: list[str], placeholder: str = "", parent=None, stretch_last: bool = True):
+    def __init__(self, headers: list[str], placeholder: str = "", parent=None, stretch_last: bool = True,
+                 fit_rows: int | None = None):
+        """``fit_rows``: size the table to its rows (at least that many) instead of scrolling."""
         super().__init__(0, len(headers), parent)
         self.setHorizontalHeaderLabels(headers)
         self.verticalHeader().hide()
@@ -25,10 +27,21 @@ class DataTable(PlaceholderMixin, QTableWidget):
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.placeholder_text = placeholder
+        self._fit_rows = fit_rows
+        if fit_rows is not None:
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            self._fit()
+
+    def _fit(self) -> None:
+        rows = max(self._fit_rows, self.rowCount())
+        header = self.horizontalHeader().sizeHint().height() if self.horizontalHeader().isVisible() else 0
+        self.setFixedHeight(rows * self.verticalHeader().defaultSectionSize() + header + 2 * self.frameWidth() + 2)
 
     def set_rows(self, rows: list[list[str]]) -> None:
         if self.rowCount() != len(rows):
             self.setRowCount(len(rows))
+            if self._fit_rows is not None:
+                self._fit()
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = self.item(r, c)
@@ -46,17 +59,34 @@ class DataTable(PlaceholderMixin, QTableWidget):
 
 
 class KeyValueTable(DataTable):
-    """Two columns, "Property" and "Value"; ``value(key)`` reads a row back."""
+    """Property/value pairs laid out ``per_row`` pairs to a row; ``value(key)`` reads one back."""
 
-    def __init__(self, placeholder: str = "", parent=None):
-        super().__init__(["Property", "Value"], placeholder, parent)
+    def __init__(self, placeholder: str = "", parent=None, per_row: int = 1, fit_rows: int | None = None):
+        super().__init__(["Property", "Value"] * per_row, placeholder, parent, fit_rows=fit_rows)
+        self.per_row = per_row
         self.horizontalHeader().hide()
+        if fit_rows is not None:
+            self._fit()  # again: the hidden header no longer takes room
+        bold = self.font()
+        bold.setBold(True)
+        self._key_font = bold
 
     def set_pairs(self, pairs: list[tuple[str, str]]) -> None:
-        self.set_rows([[k, v] for k, v in pairs])
+        rows = []
+        for i in range(0, len(pairs), self.per_row):
+            chunk = pairs[i:i + self.per_row]
+            row = [text for pair in chunk for text in pair]
+            rows.append(row + [""] * (2 * self.per_row - len(row)))
+        self.set_rows(rows)
+        for r in range(self.rowCount()):
+            for c in range(0, self.columnCount(), 2):
+                item = self.item(r, c)
+                if item is not None and item.font() != self._key_font:
+                    item.setFont(self._key_font)
 
     def value(self, key: str) -> str | None:
         for r in range(self.rowCount()):
-            if self.cell_text(r, 0) == key:
-                return self.cell_text(r, 1)
+            for c in range(0, self.columnCount(), 2):
+                if self.cell_text(r, c) == key:
+                    return self.cell_text(r, c + 1)
         return None

@@ -18,6 +18,7 @@ class SeriesSpec:
     key: str      # the ``host.sample`` series name
     title: str
     unit: str = ""
+    points: bool = False  # mark each sample (for sparse series such as one value per job)
 
 
 class SeriesBuffer:
@@ -97,7 +98,7 @@ class LivePlots(QWidget):
         pg.setConfigOptions(antialias=True, background=palette.color(QPalette.ColorRole.Base),
                             foreground=palette.color(QPalette.ColorRole.Text))
         self._graphics = pg.GraphicsLayoutWidget()
-        self._graphics.setMinimumHeight(360)
+        self._graphics.setMinimumHeight(400)
         self._pen = pg.mkPen(palette.color(QPalette.ColorRole.Highlight), width=2)
         self._brush = pg.mkBrush(palette.color(QPalette.ColorRole.Highlight))
         self._loading.hide()
@@ -115,8 +116,8 @@ class LivePlots(QWidget):
         plot.hideButtons()
         plot.getAxis("bottom").setLabel("seconds ago")
         plot.enableAutoRange(axis="y")
-        self._curves[spec.key] = plot.plot([], [], pen=self._pen, symbol="o", symbolSize=4,
-                                           symbolBrush=self._brush, symbolPen=None)
+        symbols = dict(symbol="o", symbolSize=6, symbolBrush=self._brush, symbolPen=None) if spec.points else {}
+        self._curves[spec.key] = plot.plot([], [], pen=self._pen, **symbols)
 
     def refresh(self) -> None:
         if self._graphics is None:

@@ -111,6 +111,24 @@ def test_gui_starts_without_importing_torch(tmp_path):
     assert "torch imported: False" in out.stdout
 
 
+def test_command_line_files_are_transcribed_into_the_history(tmp_path, speech_dir):
+    from executors.history import DB_NAME, TranscriptHistory
+
+    data = tmp_path / "data"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", FERRUM_DATA_DIR=str(data),
+               XDG_CONFIG_HOME=str(tmp_path / "config"))
+    out = subprocess.run([sys.executable, "-m", "ferrum_gui.app", "--quit-when-idle", str(speech_dir / CLIP)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    history = TranscriptHistory(data / DB_NAME)
+    try:
+        entries = history.list()
+        assert [e.source for e in entries] == [str(speech_dir / CLIP)]
+        assert "clubs" in history.load(entries[0].id).transcript.text.lower()
+    finally:
+        history.close()
+
+
 def test_resources_icon_and_desktop_file():
     resources = ROOT / "resources"
     assert (resources / "ferrum-desktop.svg").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,16 @@ def _drop(window, paths: list[Path]) -> None:
     assert drop.isAccepted()
 
 
+@contextlib.contextmanager
+def _listening(signal, slot):
+    """Connect ``slot`` to a signal of the session-wide host only for the test's duration."""
+    signal.connect(slot)
+    try:
+        yield
+    finally:
+        signal.disconnect(slot)
+
+
 def _has_output_device() -> bool:
     try:
         import sounddevice as sd
@@ -68,23 +79,24 @@ def speech_wav(tmp_path_factory, speech_dir) -> Path:
 
 def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_path, wait_until, run_async):
     panel = main_window.panels["transcribe"]
-    rows_when_segment_arrived: list[int] = []
-    finished: list[str] = []
-    host.segmentProduced.connect(lambda job, seg: rows_when_segment_arrived.append(panel.view.rowCount()))
-    host.jobFinished.connect(lambda job, result: finished.append(job))
+    seen: list[tuple[int, bool]] = []  # (rows in the view, job finished?) as each segment arrives
 
-    _drop(main_window, [speech_wav])
-    [job_id] = panel.jobs.job_ids()
-    assert main_window.current_panel_key() == "transcribe"
-    wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
+    def on_segment(job, _segment):
+        seen.append((panel.view.rowCount(), panel.jobs.state(job).finished))
+
+    with _listening(host.segmentProduced, on_segment):
+        _drop(main_window, [speech_wav])
+        [job_id] = panel.jobs.job_ids()
+        assert main_window.current_panel_key() == "transcribe"
+        wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
     assert panel.jobs.state(job_id).value == "done"
     assert panel.jobs.progress(job_id) == 100
     file_name, _, elapsed, rtf, state, _ = panel.jobs.row_text(job_id)
     assert file_name == "austen.wav" and state == "done" and elapsed and rtf.endswith("×")
 
     # Segments reached the view one by one while decoding, before the job finished.
-    assert len(rows_when_segment_arrived) >= 2
-    assert rows_when_segment_arrived == list(range(1, len(rows_when_segment_arrived) + 1))
+    assert len(seen) >= 2
+    assert seen == [(n, False) for n in range(1, len(seen) + 1)]
     wait_until(lambda: panel.current_record_id() is not None and panel.view.rowCount() > 0)
     text = " ".join(panel.view.segment_text(r) for r in range(panel.view.rowCount())).lower()
     for word in ("dashwood", "leisure", "selfish", "amiable"):
@@ -98,8 +110,7 @@ def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_pat
 
     # Edit a segment as the user would; the edit is saved in the history and exported.
     panel.view.edit_segment_text(panel.view.segments()[0].id, "Edited first line")
-    wait_until(lambda: run_async(host.load_history(record_id)).transcript.segments[0].text.strip()
-               == "Edited first line")
+    run_async(_record_where(host, record_id, lambda r: r.transcript.segments[0].text.strip() == "Edited first line"))
 
     srt = run_async(panel.export(tmp_path / "austen.srt"))
     cues = parse_srt(srt.read_text(encoding="utf-8"))
@@ -109,21 +120,30 @@ def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_pat
     assert cues[-1][1] <= 40.0
 
     # Clicking a timestamp plays that segment; without a sound card the notification says so.
-    errors: list = []
-    host.failure.connect(errors.append)
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
+    errors: list = []
     cell = panel.view.visualItemRect(panel.view.item(0, 0)).center()
-    QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
-    if _has_output_device():
-        run_async(_settle())
-        assert not errors
-    else:
-        wait_until(lambda: errors)
-        assert isinstance(errors[0], DeviceError)
-        assert any("audio" in m.lower() for m in main_window.notifications.messages())
+    with _listening(host.failure, errors.append):
+        QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
+        if _has_output_device():
+            run_async(_settle())
+            assert not errors
+        else:
+            wait_until(lambda: errors)
+            assert isinstance(errors[0], DeviceError)
+            assert any("audio" in m.lower() for m in main_window.notifications.messages())
     host.stop_playback()
+
+
+async def _record_where(host, record_id, predicate):
+    """Poll the history until the record satisfies ``predicate`` (edits are saved asynchronously)."""
+    import asyncio
+
+    while not predicate(record := await host.load_history(record_id)):
+        await asyncio.sleep(0.05)
+    return record
 
 
 async def _settle():
@@ -183,13 +203,18 @@ def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host
     clip = tmp_path / "cards.wav"
     _concat_wav(speech_dir, ["pocketsphinx/cards_005.flac"], clip)
     panel = main_window.panels["transcribe"]
+    shown: list[int] = []
+    panel.recordShown.connect(shown.append)
     [job_id] = panel.enqueue([clip])
-    wait_until(lambda: panel.jobs.state(job_id).finished and panel.view.rowCount() > 0, timeout=300)
+    wait_until(lambda: shown, timeout=300)  # the finished transcript, reloaded from the history
+    assert panel.jobs.state(job_id).value == "done" and panel.view.rowCount() > 0
     record_id = panel.current_record_id()
     seg_id = panel.view.segments()[0].id
     panel.view.edit_segment_text(seg_id, "Eight of spades, edited")
-    wait_until(lambda: record_id in panel.history.record_ids())
-    wait_until(lambda: run_async(host.load_history(record_id)).edited_segments == {seg_id})
+    wait_until(lambda: record_id in panel.history.record_ids() and panel.history.row_text(record_id)[4] == "done")
+    before = panel.history.row_text(record_id)
+    assert before[1] == "cards.wav" and before[3] == "en" and before[2] != "0:00"
+    run_async(_record_where(host, record_id, lambda r: r.edited_segments == {seg_id}))
     main_window.close()
 
     # A new host (its own history connection on the same data dir) and a new window, as after a restart.
@@ -198,7 +223,7 @@ def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host
     try:
         reopened = window.panels["transcribe"]
         wait_until(lambda: record_id in reopened.history.record_ids())
-        assert reopened.history.row_text(record_id)[1:] == panel.history.row_text(record_id)[1:]
+        assert reopened.history.row_text(record_id) == before
         reopened.history.setCurrentItem(reopened.history.topLevelItem(
             reopened.history.record_ids().index(record_id)))
         reopened.history.itemActivated.emit(reopened.history.currentItem(), 0)

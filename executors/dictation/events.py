@@ -1,0 +1,106 @@
+"""What the dictation engine reports, and its options and end-of-session summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Tentative:
+    text: str                  # the words after the committed ones; may change or vanish
+
+
+@dataclass(frozen=True)
+class Committed:
+    text: str                  # final: never changes once reported
+    audio_start: float         # seconds since the stream started
+    audio_end: float
+    lag: float = 0.0           # seconds of audio received after ``audio_end`` when it was committed
+
+
+@dataclass(frozen=True)
+class UtteranceEnd:
+    latency: float             # wall seconds from the end of speech to the final commit
+    text: str = ""             # the whole utterance
+    audio_start: float = 0.0
+    audio_end: float = 0.0
+
+
+@dataclass(frozen=True)
+class Level:
+    rms: float                 # input level of the last ``level_interval_s`` (0..1, linear)
+
+
+@dataclass(frozen=True)
+class Overrun:
+    dropped_seconds: float     # audio lost because decoding could not keep up with capture
+
+
+Event = Tentative | Committed | UtteranceEnd | Level | Overrun
+
+
+@dataclass
+class DictationOptions:
+    language: str | None = None       # None: "en" for English-only models (multilingual need one)
+    step_s: float = 0.5               # re-transcribe the utterance after this much new audio
+    vad_threshold: float = 0.5
+    pause_commit_ms: int = 250        # a pause this long commits everything said before it
+    end_silence_ms: int = 700         # a pause this long ends the utterance
+    min_speech_ms: int = 64
+    preroll_s: float = 0.3            # audio kept before the VAD's speech start
+    trim_after_s: float = 6.0         # then cut the buffer at a committed segment end
+    max_buffer_s: float = 15.0        # ... and at the last committed word beyond this
+    short_context: bool = True        # encode only the buffered audio (False: a padded 30 s window)
+    min_context_s: float = 1.0
+    tokens_per_second: float = 8.0    # a pass stops after 8 + this * seconds tokens (no loops)
+    ring_seconds: float = 20.0        # capture backlog held before audio is dropped (Overrun)
+    level_interval_s: float = 0.05
+    stall_s: float = 3.0              # a live device silent this long has vanished
+    record_path: Path | None = None   # write the 16 kHz session audio here (FLAC/WAV by suffix)
+
+    def validate(self) -> "DictationOptions":
+        if self.step_s <= 0 or self.ring_seconds <= 0 or self.level_interval_s <= 0:
+            raise InvalidParameterError("step_s, ring_seconds and level_interval_s must be positive",
+                                        "a step of 0.5–1 s suits live dictation")
+        if not 0 < self.pause_commit_ms <= self.end_silence_ms:
+            raise InvalidParameterError("pause_commit_ms must be positive and at most end_silence_ms",
+                                        "e.g. 250 and 700")
+        if not 0 < self.trim_after_s <= self.max_buffer_s <= 28:
+            raise InvalidParameterError("need 0 < trim_after_s <= max_buffer_s <= 28 seconds",
+                                        "the buffer must fit one 30 s Whisper window")
+        return self
+
+
+@dataclass
+class DictationSummary:
+    text: str = ""
+    utterances: int = 0
+    latencies: list[float] = field(default_factory=list)
+    lags: list[float] = field(default_factory=list)
+    audio_seconds: float = 0.0
+    compute_seconds: float = 0.0       # time spent in encoder + decoder passes
+    wall_seconds: float = 0.0
+    passes: int = 0
+    dropped_seconds: float = 0.0
+    max_buffer_seconds: float = 0.0
+    record_path: Path | None = None
+
+    @property
+    def rtf(self) -> float:
+        """Compute time per second of audio (below 1 keeps up with live speech)."""
+        return self.compute_seconds / self.audio_seconds if self.audio_seconds else 0.0
+
+    def to_dict(self) -> dict:
+        import numpy as np
+
+        def pct(values, q):
+            return round(float(np.percentile(values, q)) * 1000, 1) if values else None
+
+        return {"type": "summary", "utterances": self.utterances, "latency_p50_ms": pct(self.latencies, 50),
+                "latency_p95_ms": pct(self.latencies, 95), "lag_p50_ms": pct(self.lags, 50),
+                "rtf": round(self.rtf, 4), "audio_seconds": round(self.audio_seconds, 2),
+                "passes": self.passes, "dropped_seconds": round(self.dropped_seconds, 3),
+                "record_path": str(self.record_path) if self.record_path else None}

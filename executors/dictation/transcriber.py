@@ -1,0 +1,71 @@
+"""One re-transcription pass over the utterance buffer: encode (short context), greedy decode
+with timestamps, words out.  The Whisper executor's modules do the work (int8 path included)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..whisper.decoding import is_silence
+from ..whisper.options import TranscribeOptions
+from .policy import Word, words_from_tokens
+from .short_encoder import encode_full, encode_short
+
+_COMPRESSION_LIMIT = 2.4
+
+
+class PassTranscriber:
+    def __init__(self, executor, language: str | None, short_context: bool = True,
+                 min_context_s: float = 1.0, tokens_per_second: float = 8.0):
+        self.ex = executor
+        self.options = executor._check_options(TranscribeOptions(language=language))
+        self.short_context = short_context
+        self.min_context_s = min_context_s
+        self.tokens_per_second = tokens_per_second
+        self._prompt_text = ""
+        self._prompt_tokens: list[int] = []
+        self._last_key = None
+        self._last_words: list[Word] = []
+        self.compute_seconds = 0.0
+        self.passes = 0
+
+    def set_prompt(self, text: str) -> None:
+        """Committed text that left the buffer: it conditions the next passes."""
+        text = text[-1000:]
+        if text != self._prompt_text:
+            self._prompt_text = text
+            self._prompt_tokens = self.ex.encode_text(" " + text.strip()) if text.strip() else []
+
+    def words(self, samples: np.ndarray, final: bool = False) -> list[Word] | None:
+        """The hypothesis for ``samples`` (16 kHz, the whole buffer); None when a non-final pass
+        looped.  The same audio under the same prompt is not decoded twice."""
+        key = (len(samples), float(samples[-1]) if len(samples) else 0.0, self._prompt_text)
+        if key == self._last_key and not (final and self._last_words is None):
+            return self._last_words
+        t0 = time.perf_counter()
+        with self.ex._lock:  # the executor is shared with file transcription
+            words = self._decode(samples, self.short_context)
+            if final and self.short_context and words is None:
+                words = self._decode(samples, False)  # a looping short pass: retry on the full window
+        self.compute_seconds += time.perf_counter() - t0
+        self.passes += 1
+        if final and words is None:
+            words = []
+        self._last_key, self._last_words = key, words
+        return words
+
+    def _decode(self, samples: np.ndarray, short: bool) -> list[Word] | None:
+        """Words, or None when the pass looks like a hallucination loop."""
+        ex, st = self.ex, self.ex.tokens
+        duration = len(samples) / ex.log_mel.sample_rate
+        enc = encode_short(ex, samples, self.min_context_s) if short else encode_full(ex, samples)
+        prompt = st.prompt(self._prompt_tokens, self.options.language, self.options.task, timestamps=True)
+        cap = int(8 + self.tokens_per_second * duration)
+        result = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=True, max_new_tokens=cap)[0]
+        if is_silence(result, self.options):
+            return []
+        if len(result.tokens) >= cap or result.compression_ratio > _COMPRESSION_LIMIT:
+            return None
+        return words_from_tokens(result.tokens, st.timestamp_begin, st.eot, st.time_precision,
+                                 ex.decode_text, duration)

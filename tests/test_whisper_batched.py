@@ -1,0 +1,89 @@
+"""Batched long-form mode (batch_windows > 1) against sequential decoding on real speech.
+
+Exact text equality is not expected on multi-window input: batched windows are cut up front at
+quiet points and decoded without the previous window's text as prompt, while sequential decoding
+seeks to the last timestamp and conditions on earlier text. So the two are compared by normalised
+WER against the reference, and by word overlap with each other."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from executors.errors import Cancelled
+from executors.types import CancelToken
+from executors.whisper.batched import fixed_windows, transcribe_many
+from executors.whisper.options import TranscribeOptions
+from speech_eval import corpus_wer, eval_slice, load_speech_dev, long_audio, normalize, read_audio, require_speech_dev
+
+SR = 16000
+
+
+@pytest.fixture(scope="module")
+def long_input():
+    require_speech_dev()
+    return long_audio(load_speech_dev(), 75.0)   # ~75 s: three windows
+
+
+@pytest.fixture(scope="module")
+def both(whisper_tiny, long_input):
+    audio, _ = long_input
+    seq = whisper_tiny.transcribe(audio, TranscribeOptions(language="en"))
+    seen, progress = [], []
+    bat = whisper_tiny.transcribe(audio, TranscribeOptions(language="en", batch_windows=4),
+                                  on_segment=seen.append, on_progress=progress.append)
+    return seq, bat, seen, progress
+
+
+def test_batched_matches_sequential_quality(both, long_input):
+    seq, bat, _, _ = both
+    _, ref = long_input
+    wer_seq, wer_bat = corpus_wer([ref], [seq.text]), corpus_wer([ref], [bat.text])
+    print(f"\nWER sequential {wer_seq:.2f} %  batched {wer_bat:.2f} %")
+    assert wer_bat <= wer_seq + 2.0
+    overlap = difflib.SequenceMatcher(None, normalize(seq.text).split(), normalize(bat.text).split()).ratio()
+    assert overlap > 0.9, overlap
+
+
+def test_batched_segments_are_ordered_and_reported(both, long_input):
+    _, bat, seen, progress = both
+    duration = len(long_input[0]) / SR
+    assert len(bat.segments) >= 3
+    assert [s.text for s in seen] == [s.text for s in bat.segments]
+    assert [s.id for s in bat.segments] == list(range(len(bat.segments)))
+    for a, b in zip(bat.segments, bat.segments[1:]):
+        assert a.start <= a.end <= b.start + 0.02
+    assert bat.segments[-1].end <= duration + 0.01
+    assert progress and progress[-1].done == pytest.approx(progress[-1].total)
+
+
+def test_windows_end_in_quiet_places(long_input):
+    audio, _ = long_input
+    cuts = fixed_windows(audio, 30 * SR, SR)
+    assert cuts[0][0] == 0 and cuts[-1][1] == len(audio)
+    assert all(a[1] == b[0] for a, b in zip(cuts, cuts[1:]))
+    assert all(0 < b - a <= 30 * SR for a, b in cuts)
+    for _, cut in cuts[:-1]:   # the clips are joined with 0.5 s of silence: a cut lands in one
+        assert abs(audio[cut - 400:cut + 400]).max() < 0.01
+
+
+def test_many_clips_in_one_batch_give_the_sequential_text(whisper_tiny):
+    clips = eval_slice()[::6]
+    audios = [read_audio(u.path) for u in clips]
+    single = [whisper_tiny.transcribe(a, TranscribeOptions(language="en")).text for a in audios]
+    packed = [t.text for t in transcribe_many(whisper_tiny, audios, TranscribeOptions(language="en",
+                                                                                     batch_windows=5))]
+    same = sum(normalize(a) == normalize(b) for a, b in zip(single, packed))
+    assert same >= len(clips) - 1, list(zip(single, packed))
+    refs = [u.reference for u in clips]
+    assert corpus_wer(refs, packed) <= corpus_wer(refs, single) + 1.0
+
+
+def test_cancel_returns_partial(whisper_tiny, long_input):
+    audio, _ = long_input
+    token = CancelToken()
+    with pytest.raises(Cancelled) as info:
+        whisper_tiny.transcribe(audio, TranscribeOptions(language="en", batch_windows=2),
+                                on_segment=lambda s: token.cancel())
+    assert info.value.partial is not None and info.value.partial.segments

@@ -1,0 +1,198 @@
+"""The executor contract on the real tiny.en: prefill/decode/batch paths reproduce transcribe's
+greedy tokens, handles roll back and verify drafts, and status/metrics are live."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import torch
+
+from executors.audio import load_audio
+from executors.errors import ModelError, NotFoundError
+from executors.types import DecodeInput, ModelType, PrefillInput, VerifyInput
+from speech_eval import load_speech_dev, require_speech_dev
+
+run = asyncio.run
+
+
+@pytest.fixture(scope="module")
+def clips(whisper_tiny):
+    """Three short dev clips, their padded features and transcribe's greedy tokens."""
+    require_speech_dev()
+    rows = load_speech_dev()
+    out = []
+    for i in (3, 40, 120):
+        path = rows[i].path
+        mel, _ = whisper_tiny.log_mel.window(load_audio(path))
+        transcript = whisper_tiny.transcribe(path)
+        assert all(s.temperature == 0.0 for s in transcript.segments)
+        out.append((mel, [t for s in transcript.segments for t in s.tokens]))
+    return out
+
+
+def _sot(ex) -> list[int]:
+    return ex.tokens.sot_sequence(None, "transcribe")
+
+
+def _greedy(ex, handles, first_logits, steps=224):
+    """Greedy decoding through batch_decode with transcribe's own logit rules; one row per handle."""
+    filt, eot = ex.decoder.filters[True], ex.tokens.eot
+    logits = torch.cat(first_logits).clone()
+    sampled = torch.empty((len(handles), 0), dtype=torch.long)
+    done = torch.zeros(len(handles), dtype=torch.bool)
+    for _ in range(steps):
+        filt.apply(logits, sampled)
+        nxt = torch.where(done, torch.full((len(handles),), eot), logits.argmax(-1))
+        sampled = torch.cat([sampled, nxt[:, None]], dim=1)
+        done |= nxt == eot
+        if done.all():
+            break
+        outs = run(ex.batch_decode([DecodeInput(nxt[i:i + 1, None], h) for i, h in enumerate(handles)]))
+        logits = torch.cat([o.logits[:, -1] for o in outs])
+    rows = sampled.tolist()
+    return [r[:r.index(eot)] if eot in r else r for r in rows]
+
+
+def _release(ex, handles):
+    for h in handles:
+        ex.release_cache(h.cache_id)
+
+
+def test_prefill_decode_reproduces_transcribe(whisper_tiny, clips):
+    ex = whisper_tiny
+    for mel, expected in clips:
+        out = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
+        assert out.logits.shape == (1, 1, ex.model.config.vocab_size)
+        assert out.kv_cache.encoder_output.shape[:2] == (1, ex.model.config.max_source_positions)
+        tokens = _greedy(ex, [out.kv_cache], [out.logits[:, -1]])[0]
+        _release(ex, [out.kv_cache])
+        assert tokens == expected
+
+
+def test_batch_prefill_and_batch_decode_in_one_pass(whisper_tiny, clips):
+    ex = whisper_tiny
+    before = ex.status()
+    outs = run(ex.batch_prefill([PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})
+                                 for mel, _ in clips]))
+    handles = [o.kv_cache for o in outs]
+    assert len({id(h.store) for h in handles}) == 1  # one forward pass, one shared cache
+    tokens = _greedy(ex, handles, [o.logits[:, -1] for o in outs])
+    after = ex.status()
+    _release(ex, handles)
+    assert tokens == [expected for _, expected in clips]
+    assert after.prefill_operations == before.prefill_operations + 1
+    assert after.decode_operations - before.decode_operations == max(len(t) for t in tokens)
+
+
+def test_ragged_batch_matches_single_sequences(whisper_tiny, clips):
+    ex = whisper_tiny
+    (mel_a, _), (mel_b, _) = clips[0], clips[1]
+    long_prompt = ex.tokens.prompt(ex.encode_text(" Please press the pound key."), None, "transcribe")
+    inputs = [PrefillInput(torch.tensor([long_prompt]), metadata={"input_features": mel_a}),
+              PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel_b})]
+    batched = run(ex.batch_prefill(inputs))
+    single = [run(ex.prefill(i)) for i in inputs]
+    for b, s in zip(batched, single):
+        assert b.logits.shape == s.logits.shape
+        torch.testing.assert_close(b.logits[:, -1], s.logits[:, -1], atol=2e-3, rtol=1e-3)
+    token = torch.tensor([[ex.tokens.timestamp_begin]])
+    for _ in range(3):
+        pair = run(ex.batch_decode([DecodeInput(token, o.kv_cache) for o in batched]))
+        alone = [run(ex.decode(DecodeInput(token, o.kv_cache))) for o in single]
+        for p, a in zip(pair, alone):
+            torch.testing.assert_close(p.logits, a.logits, atol=2e-3, rtol=1e-3)
+        token = torch.tensor([[int(pair[0].logits[0, -1, :ex.tokens.eot].argmax())]])
+    assert [o.kv_cache.num_tokens for o in batched] == [len(long_prompt) + 3, len(_sot(ex)) + 3]
+    _release(ex, [o.kv_cache for o in batched + single])
+
+
+def test_truncate_kv_rolls_back_and_forward_verify_scores_drafts(whisper_tiny, clips):
+    ex = whisper_tiny
+    mel, expected = clips[1]
+    prompt = _sot(ex)
+    out = run(ex.prefill(PrefillInput(torch.tensor([prompt]), metadata={"input_features": mel})))
+    handle = out.kv_cache
+    drafts = expected[:5]
+    step_logits = []
+    for tok in drafts:
+        step_logits.append(run(ex.decode(DecodeInput(torch.tensor([[tok]]), handle))).logits[0, -1])
+    assert handle.num_tokens == len(prompt) + 5
+    rolled = run(ex.truncate_kv(handle, len(prompt) + 2))
+    assert rolled.num_tokens == len(prompt) + 2
+    again = run(ex.decode(DecodeInput(torch.tensor([[drafts[2]]]), rolled))).logits[0, -1]
+    torch.testing.assert_close(again, step_logits[2], atol=1e-4, rtol=1e-4)
+
+    fresh = run(ex.prefill(PrefillInput(torch.tensor([prompt]), metadata={"input_features": mel})))
+    verified = run(ex.forward_verify(VerifyInput(torch.tensor(drafts), fresh.kv_cache)))
+    assert verified.logits.shape == (5, ex.model.config.vocab_size)
+    torch.testing.assert_close(verified.logits, torch.stack(step_logits), atol=2e-3, rtol=1e-3)
+    assert verified.kv_cache.num_tokens == len(prompt) + 5
+    _release(ex, [handle, fresh.kv_cache])
+
+
+def test_encoder_cache_hits_and_handle_reuse(whisper_tiny, clips):
+    ex = whisper_tiny
+    mel = clips[2][0] * 0.5  # features no other test used
+    enc_stats = lambda: ex.cache_metrics_snapshot().caches["encoder_output"]  # noqa: E731
+    start = enc_stats()
+    first = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
+    mid = enc_stats()
+    assert (mid.misses, mid.hits) == (start.misses + 1, start.hits)
+    second = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
+    end = enc_stats()
+    assert end.hits == mid.hits + 1 and end.misses == mid.misses
+    assert end.entries >= 1 and end.bytes > 0
+    reused = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), kv_cache=first.kv_cache)))
+    torch.testing.assert_close(reused.logits, first.logits)
+    torch.testing.assert_close(second.logits, first.logits)
+    kv = ex.cache_metrics_snapshot().caches["kv_handles"]
+    assert kv.entries >= 3 and kv.bytes > 0
+    _release(ex, [first.kv_cache, second.kv_cache, reused.kv_cache])
+
+
+def test_release_cache_and_capacity(whisper_tiny, clips):
+    ex = whisper_tiny
+    active = ex.kv_capacity().active_sequences
+    out = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": clips[0][0]})))
+    cap = ex.kv_capacity()
+    assert cap.max_tokens_per_sequence == ex.model.config.max_target_positions == 448
+    assert cap.active_sequences == active + 1 and cap.used_tokens >= len(_sot(ex))
+    ex.release_cache(out.kv_cache.cache_id)
+    assert not out.kv_cache.is_valid()
+    assert ex.kv_capacity().active_sequences == active
+    with pytest.raises(NotFoundError):
+        run(ex.decode(DecodeInput(torch.tensor([[ex.tokens.timestamp_begin]]), out.kv_cache)))
+
+
+def test_info_capabilities_and_live_status(whisper_tiny, clips):
+    ex = whisper_tiny
+    info = ex.info()
+    assert info.model_type is ModelType.SPEECH_TO_TEXT
+    assert info.num_parameters == sum(p.numel() for p in ex.model.parameters()) > 30_000_000
+    assert (info.vocab_size, info.max_sequence_length, info.device) == (51864, 448, "cpu")
+    caps = ex.capabilities()
+    assert caps.max_sequence_length == 448 and "sdpa" in caps.attention_mechanisms and "cpu" in caps.supported_devices
+    assert caps.memory_requirements.parameter_memory > 100_000_000
+    before = ex.status()
+    run(ex.warmup())
+    after = ex.status()
+    assert after.is_ready
+    assert after.prefill_operations > before.prefill_operations
+    assert after.decode_operations >= before.decode_operations + 2
+    assert after.avg_prefill_time_ms > 0 and after.avg_decode_time_ms > 0
+    assert after.memory_usage.allocated_bytes > 0 and after.last_operation is not None
+
+
+def test_shutdown_releases_everything(whisper_tiny, clips):
+    from executors.whisper.executor import WhisperModelExecutor
+
+    other = WhisperModelExecutor(whisper_tiny.model, whisper_tiny.tokenizer, whisper_tiny.log_mel.fe,
+                                 whisper_tiny.generation_config, whisper_tiny.device, "tiny-copy")
+    out = run(other.prefill(PrefillInput(torch.tensor([_sot(other)]), metadata={"input_features": clips[0][0]})))
+    run(other.shutdown())
+    assert not out.kv_cache.is_valid()
+    assert other.status().state.value == "Shutdown"
+    with pytest.raises(ModelError):
+        other.transcribe(clips[0][0].new_zeros(16000).numpy())
+    assert whisper_tiny.transcribe(clips[0][0].new_zeros(16000).numpy()).text == ""  # the shared model is untouched
