@@ -87,23 +87,28 @@ def main() -> int:
     for run in runners.values():  # warm-up: first calls pay one-off allocations
         run()
     timings: dict[str, list[float]] = {name: [] for name in runners}
+    cpu_times: dict[str, list[float]] = {name: [] for name in runners}
     outputs = {}
     names = list(runners)
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:  # rotate who goes first
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             outputs[name] = runners[name]()
             timings[name].append(time.perf_counter() - start)
+            cpu_times[name].append(time.process_time() - cpu_start)
 
     n_tokens = sum(ours.count_tokens(t) for t in texts)
     print(f"texts: {len(texts)} ({n_tokens} tokens untruncated), threads: {args.threads}, "
           f"rounds: {args.rounds}, torch {torch.__version__}")
     peer_rate = len(texts) / statistics.median(timings["sentence-transformers"])
-    print(f"{'runner':<24}{'median s':>10}{'texts/s':>10}{'vs peer':>9}")
+    # CPU seconds are printed too: on a shared machine they vary less than wall time
+    peer_cpu = statistics.median(cpu_times["sentence-transformers"])
+    print(f"{'runner':<24}{'median s':>10}{'texts/s':>10}{'vs peer':>9}{'cpu s':>9}{'vs peer (cpu)':>15}")
     for name in names:
         med = statistics.median(timings[name])
         rate = len(texts) / med
-        print(f"{name:<24}{med:>10.3f}{rate:>10.1f}{rate / peer_rate:>8.2f}x")
+        cpu = statistics.median(cpu_times[name])
+        print(f"{name:<24}{med:>10.3f}{rate:>10.1f}{rate / peer_rate:>8.2f}x{cpu:>9.2f}{peer_cpu / cpu:>14.2f}x")
     fp32_vs_peer = cosine_rows(outputs["ferrum fp32"], outputs["sentence-transformers"])
     int8_vs_fp32 = cosine_rows(outputs["ferrum int8"], outputs["ferrum fp32"])
     print(f"fp32 vs sentence-transformers cosine: mean {fp32_vs_peer.mean():.6f}, min {fp32_vs_peer.min():.6f}")

@@ -33,13 +33,23 @@ class Ct2Model:
     aliases: dict[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> np.ndarray:
-        """The variable ``name``, following an alias if it is one."""
+        """The variable ``name`` (following aliases); int8/int16 weights come back dequantized to float32."""
         name = self.aliases.get(name, name)
         try:
-            return self.variables[name]
+            value = self.variables[name]
         except KeyError:
             raise InvalidFormatError(f"CTranslate2 model has no variable {name!r}",
                                      "the model.bin does not match the expected spec; re-export it") from None
+        scale = self.variables.get(f"{name}_scale")
+        if scale is None or value.dtype.kind != "i":
+            return value
+        # Quantized as round(w * scale), scale per output row (int8) or one scalar (int16).
+        scale = scale.astype(np.float32).reshape((-1,) + (1,) * (value.ndim - 1)) if scale.ndim else scale
+        return value.astype(np.float32) / scale
+
+    @property
+    def is_quantized(self) -> bool:
+        return any(name.endswith("_scale") for name in self.variables)
 
     def has(self, name: str) -> bool:
         return self.aliases.get(name, name) in self.variables

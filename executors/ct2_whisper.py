@@ -6,8 +6,9 @@ language ids), ``tokenizer.json``. Output: ``config.json`` (``WhisperConfig``),
 loadable by ``WhisperForConditionalGeneration`` / ``WhisperProcessor.from_pretrained(folder)``.
 
 Weights keep the source dtype (float16 for the bundled models): the conversion is then a pure
-re-layout, so it is bit-exact, and the executor casts to the dtype its device wants. Only numpy
-and safetensors are needed here (no torch, no ctranslate2).
+re-layout, so it is bit-exact, and the executor casts to the dtype its device wants. Quantized
+sources (int8/int16 with per-row scales) are dequantized to float32: HF Whisper has no int8 layout.
+Only numpy and safetensors are needed here (no torch, no ctranslate2).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ CT2_FILES = ("model.bin", "config.json", "tokenizer.json")
 N_TIMESTAMPS = 1501  # <|0.00|> … <|30.00|> in 0.02 s steps
 SPECIAL_NAMES = ("endoftext", "startoftranscript", "translate", "transcribe", "startoflm",
                  "startofprev", "nocaptions", "notimestamps")
+_QKV = ("q_proj", "k_proj", "v_proj")
 _LANG_TOKEN = re.compile(r"^<\|([a-z]{2,3}|haw)\|>$")
 
 
@@ -129,7 +131,7 @@ def convert_weights(model: Ct2Model, dims: WhisperDims) -> dict[str, np.ndarray]
     for i in range(dims.encoder_layers):
         hf, ct2 = f"{enc}.layers.{i}", f"encoder/layer_{i}"
         _layer_norm(out, f"{hf}.self_attn_layer_norm", model, f"{ct2}/self_attention/layer_norm")
-        _fused_projections(out, f"{hf}.self_attn", model, f"{ct2}/self_attention/linear_0", ("q_proj", "k_proj", "v_proj"))
+        _fused_projections(out, f"{hf}.self_attn", model, f"{ct2}/self_attention/linear_0", _QKV)
         _linear(out, f"{hf}.self_attn.out_proj", model, f"{ct2}/self_attention/linear_1")
         _ffn(out, hf, model, ct2)
     _layer_norm(out, f"{enc}.layer_norm", model, "encoder/layer_norm")
@@ -139,7 +141,7 @@ def convert_weights(model: Ct2Model, dims: WhisperDims) -> dict[str, np.ndarray]
     for i in range(dims.decoder_layers):
         hf, ct2 = f"{dec}.layers.{i}", f"decoder/layer_{i}"
         _layer_norm(out, f"{hf}.self_attn_layer_norm", model, f"{ct2}/self_attention/layer_norm")
-        _fused_projections(out, f"{hf}.self_attn", model, f"{ct2}/self_attention/linear_0", ("q_proj", "k_proj", "v_proj"))
+        _fused_projections(out, f"{hf}.self_attn", model, f"{ct2}/self_attention/linear_0", _QKV)
         _linear(out, f"{hf}.self_attn.out_proj", model, f"{ct2}/self_attention/linear_1")
         _layer_norm(out, f"{hf}.encoder_attn_layer_norm", model, f"{ct2}/attention/layer_norm")
         _linear(out, f"{hf}.encoder_attn.q_proj", model, f"{ct2}/attention/linear_0")
@@ -148,6 +150,8 @@ def convert_weights(model: Ct2Model, dims: WhisperDims) -> dict[str, np.ndarray]
         _ffn(out, hf, model, ct2)
     _layer_norm(out, f"{dec}.layer_norm", model, "decoder/layer_norm")
 
+    if len({v.dtype for v in out.values()}) > 1:  # dequantized int8 weights beside float16 biases
+        out = {k: v.astype(np.float32) for k, v in out.items()}
     projection = model.aliases.get("decoder/projection/weight")
     if projection != "decoder/embeddings/weight":
         raise UnsupportedError("the output projection is not tied to the token embedding",
@@ -194,16 +198,16 @@ def hf_generation_config(dims: WhisperDims, specials: WhisperSpecials, ct2_confi
     from transformers import GenerationConfig
 
     ids = specials.ids
-    fields = dict(
-        decoder_start_token_id=ids["startoftranscript"], bos_token_id=ids["endoftext"],
-        eos_token_id=ids["endoftext"], pad_token_id=ids["endoftext"],
-        no_timestamps_token_id=ids["notimestamps"], prev_sot_token_id=ids["startofprev"],
-        suppress_tokens=list(ct2_config.get("suppress_ids", [])),
-        begin_suppress_tokens=list(ct2_config.get("suppress_ids_begin", [])),
-        alignment_heads=[list(map(int, pair)) for pair in ct2_config.get("alignment_heads", [])],
-        max_length=dims.max_target_positions, max_initial_timestamp_index=50,
-        return_timestamps=False, is_multilingual=dims.is_multilingual,
-    )
+    fields = {
+        "decoder_start_token_id": ids["startoftranscript"], "bos_token_id": ids["endoftext"],
+        "eos_token_id": ids["endoftext"], "pad_token_id": ids["endoftext"],
+        "no_timestamps_token_id": ids["notimestamps"], "prev_sot_token_id": ids["startofprev"],
+        "suppress_tokens": list(ct2_config.get("suppress_ids", [])),
+        "begin_suppress_tokens": list(ct2_config.get("suppress_ids_begin", [])),
+        "alignment_heads": [list(map(int, pair)) for pair in ct2_config.get("alignment_heads", [])],
+        "max_length": dims.max_target_positions, "max_initial_timestamp_index": 50,
+        "return_timestamps": False, "is_multilingual": dims.is_multilingual,
+    }
     if dims.is_multilingual:
         lang_to_id = dict(specials.languages)
         if "<|iw|>" in lang_to_id:  # older vocabularies spell Hebrew "iw"; transformers asks for "<|he|>"
@@ -222,7 +226,8 @@ def hf_tokenizer_json(tokenizer_json: dict, specials: WhisperSpecials, vocab_siz
     first = specials.ids["notimestamps"] + 1
     if first + N_TIMESTAMPS != vocab_size:
         raise InvalidFormatError(
-            f"vocabulary of {vocab_size} does not end with {N_TIMESTAMPS} timestamps after <|notimestamps|> ({first - 1})",
+            f"vocabulary of {vocab_size} does not end with {N_TIMESTAMPS} timestamps after "
+            f"<|notimestamps|> ({first - 1})",
             "the tokenizer.json does not belong to this model.bin")
     result = json.loads(json.dumps(tokenizer_json))
     added = [tok for tok in result["added_tokens"] if tok["id"] < first]

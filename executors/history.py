@@ -148,7 +148,7 @@ class TranscriptHistory:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "TranscriptHistory":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:

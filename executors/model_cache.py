@@ -19,8 +19,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .ct2_whisper import CT2_FILES, convert_ct2_whisper
 from .paths import cache_dir
@@ -68,7 +68,8 @@ def file_hash(path: Path) -> str:
     with open(path, "rb") as fp:
         while chunk := fp.read(_CHUNK):
             digest.update(chunk)
-    index = _read_json(index_path, {})  # re-read: another process may have added entries meanwhile
+    # Re-read (another process may have added entries meanwhile) and forget files that are gone.
+    index = {k: v for k, v in _read_json(index_path, {}).items() if os.path.exists(k)}
     index[str(path)] = {"sig": _stat_sig(st), "hash": digest.hexdigest()}
     _write_json_atomic(index_path, index)
     return digest.hexdigest()

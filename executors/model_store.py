@@ -137,7 +137,7 @@ def _validate_hf_folder(path: Path, kind: str) -> None:
         pickles = sorted(p.name for pattern in ("*.bin", "*.pt", "*.pth", "*.ckpt") for p in path.glob(pattern))
         if pickles:
             raise ModelError(f"{path} only has pickle weights ({', '.join(pickles)}); Ferrum loads only safetensors",
-                             "convert it first: load it in transformers and save_pretrained(..., safe_serialization=True)")
+                             "convert it first: load it in transformers, then save_pretrained(folder)")
         raise ModelError(f"{path} has no model weights (*.safetensors)", "point at a complete model folder")
     try:
         model_type = json.loads(config.read_text(encoding="utf-8")).get("model_type")
@@ -170,13 +170,14 @@ def _resolve_bundled(name: str, kind: str) -> ResolvedModel:
     return ResolvedModel(source, name, "bundled", kind)
 
 
-def _resolve_folder(path: Path, kind: str) -> ResolvedModel:
+def _resolve_folder(path: Path, kind: str, name: str | None = None) -> ResolvedModel:
+    name = name or path.name
     if is_ct2_whisper_folder(path):
         if kind != "whisper":
             raise ConfigError(f"{path} is a CTranslate2 Whisper folder, not a {kind} model", f"pick a {kind} model")
-        return ResolvedModel(model_cache.converted_folder(path, path.name), path.name, "ct2-folder", kind)
+        return ResolvedModel(model_cache.converted_folder(path, name.replace("/", "--")), name, "ct2-folder", kind)
     _validate_hf_folder(path, kind)
-    return ResolvedModel(path, path.name, "hf-folder", kind)
+    return ResolvedModel(path, name, "hf-folder", kind)
 
 
 def _imported_conversion(name: str, source: Path) -> Path | None:
@@ -209,7 +210,7 @@ def _resolve_hub_cache(repo_id: str, kind: str) -> ResolvedModel | None:
         return None
     try:
         cached = try_to_load_from_cache(repo_id, "config.json")
-    except Exception:  # an invalid repo id raises a validation error: treat it as "not there"
+    except Exception:  # noqa: BLE001 - an invalid repo id raises a validation error: "not there"
         return None
     if not isinstance(cached, str):
         return None
@@ -217,8 +218,8 @@ def _resolve_hub_cache(repo_id: str, kind: str) -> ResolvedModel | None:
         folder = Path(snapshot_download(repo_id, local_files_only=True))
     except (LocalEntryNotFoundError, OSError):
         return None
-    _validate_hf_folder(folder, kind)
-    return ResolvedModel(folder, repo_id, "hf-cache", kind)
+    resolved = _resolve_folder(folder, kind, repo_id)  # the hub also hosts CTranslate2 Whisper repos
+    return ResolvedModel(resolved.path, repo_id, "hf-cache", kind)
 
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")

@@ -110,7 +110,8 @@ def _print_text(info: dict) -> None:
 
     print("Versions:  " + ", ".join(f"{k} {v}" for k, v in info["versions"].items() if v))
     dev = info["devices"]
-    print(f"Devices:   {', '.join(dev['available'])} (auto: {dev['auto']}, {dev['auto_dtype']}, {dev['threads']} threads)")
+    print(f"Devices:   {', '.join(dev['available'])} "
+          f"(auto: {dev['auto']}, {dev['auto_dtype']}, {dev['threads']} threads)")
     print(f"Data:      {info['paths']['data_dir']}")
     print(f"Cache:     {info['paths']['cache_dir']}")
     print("Models:")

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     app.lastWindowClosed.connect(app.quit)
     with loop:
         loop.run_until_complete(quitting.wait())
-        host.close(wait=False)
+        host.close()  # jobs see their cancel token within a decoding step
     return 0
 
 

@@ -25,7 +25,6 @@ from .host_jobs import EMBEDDING, MODEL_NAMES, WHISPER, JobInfo
 from .settings import HostSettings
 
 
-
 def _loop() -> asyncio.AbstractEventLoop:
     try:
         return asyncio.get_running_loop()
@@ -97,7 +96,7 @@ class ExecutorHost(QObject, HostServices):
 
         return list(dict.fromkeys([self._settings.whisper_model, DEFAULT_WHISPER, "whisper-base"]))
 
-    def jobs(self) -> list[JobInfo]:
+    def running_jobs(self) -> list[JobInfo]:
         return [info for info, _ in self._jobs.values()]
 
     # ---- running work --------------------------------------------------------------------
@@ -127,8 +126,12 @@ class ExecutorHost(QObject, HostServices):
         loop = self._gui_loop = _loop()
 
         def call(*args):
-            if not self._closed:
+            if self._closed:
+                return
+            try:
                 loop.call_soon_threadsafe(lambda: None if self._closed else fn(*args))
+            except RuntimeError:  # the loop closed while the app quits: nobody is listening
+                pass
         return call
 
     def _background(self, coro, doing: str) -> asyncio.Future:
@@ -155,7 +158,7 @@ class ExecutorHost(QObject, HostServices):
 
     async def _load(self, name: str, state: str) -> jobs.LoadedModel:
         ref = self._settings.whisper_model if name == WHISPER else self._settings.embedding_model
-        self._set_state(name, state, f"Loading {ref} ({self._settings.device})…")
+        self._set_state(name, state, f"Loading {ref} (device: {self._settings.device})…")
         old, self._models[name] = self._models[name], None
         loader = jobs.load_whisper if name == WHISPER else jobs.load_embedding
         try:
@@ -213,14 +216,12 @@ class ExecutorHost(QObject, HostServices):
     async def _reload_after(self, name: str, previous: asyncio.Future | None):
         if previous is not None:
             await asyncio.gather(previous, return_exceptions=True)
-        if name == EMBEDDING:
-            self._store = None  # the index is keyed by model; reopen it with the new one
         return await self._load(name, "reloading")
 
     # ---- status polling ------------------------------------------------------------------
     def poll(self) -> None:
         """Emit status and metrics of every loaded executor (status() is thread-safe and cheap)."""
-        memory = None
+        memory, caches = None, []
         for name in MODEL_NAMES:
             model = self._models[name]
             if model is None:
@@ -239,10 +240,11 @@ class ExecutorHost(QObject, HostServices):
                 continue
             self.statusUpdated.emit(name, status)
             self.metricsUpdated.emit(name, metrics)
-            rate = jobs.cache_hit_rate(cache)
-            if rate is not None:
-                self.sample.emit("cache_hit_rate", rate)
+            caches += list(cache.caches.values()) if cache else []
             memory = status.memory_usage
+        rate = jobs.cache_hit_rate(caches)
+        if rate is not None:
+            self.sample.emit("cache_hit_rate", rate)
         if memory is not None:
             self.sample.emit("memory_mb", memory.used_bytes / 2**20)
 
@@ -326,7 +328,7 @@ class ExecutorHost(QObject, HostServices):
 
     # ---- shutdown ------------------------------------------------------------------------
     def close(self, wait: bool = True) -> None:
-        """Cancel every job, stop polling and join the worker threads."""
+        """Cancel every job, stop polling, join the workers and close the databases."""
         if self._closed:
             return
         self._closed = True
@@ -334,3 +336,7 @@ class ExecutorHost(QObject, HostServices):
         self.cancel_all()
         for pool in self._pools.values():
             pool.shutdown(wait=wait, cancel_futures=True)
+        if wait:  # both connections allow other threads; the workers are gone by now
+            for db in (self._history, self._store):
+                if db is not None:
+                    db.close()

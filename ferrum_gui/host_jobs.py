@@ -138,12 +138,10 @@ def transcribe_file(executor, path: Path, options, on_segment: Callable, on_prog
     return transcript, time.perf_counter() - start
 
 
-def cache_hit_rate(snapshot) -> float | None:
-    """Hit rate over every cache in a CacheMetricsSnapshot, or None when nothing was looked up."""
-    if snapshot is None or not snapshot.caches:
-        return None
-    hits = sum(c.hits for c in snapshot.caches.values())
-    total = hits + sum(c.misses for c in snapshot.caches.values())
+def cache_hit_rate(caches) -> float | None:
+    """Hit rate over ``caches`` (CacheStats) together, or None when nothing was looked up."""
+    hits = sum(c.hits for c in caches)
+    total = hits + sum(c.misses for c in caches)
     return hits / total if total else None
 
 

@@ -94,6 +94,9 @@ class MainWindow(QMainWindow):
             self.nav.addItem(item)
         self.nav.currentRowChanged.connect(self._on_nav)
         self.notifications = NotificationArea()
+        search = self.panels.get("search")
+        if search is not None and hasattr(search, "openTranscript") and "transcribe" in self.panels:
+            search.openTranscript.connect(self.open_transcript)
 
         right = QWidget()
         column = QVBoxLayout(right)
@@ -176,6 +179,7 @@ class MainWindow(QMainWindow):
     def _on_nav(self, row: int) -> None:
         if 0 <= row < len(self.specs):
             self.stack.setCurrentIndex(row)
+            self.setWindowTitle(f"{self.specs[row].title} — Ferrum Desktop")
             self.panelChanged.emit(self.specs[row].key)
 
     def focus_search(self) -> None:
@@ -183,6 +187,10 @@ class MainWindow(QMainWindow):
             return
         panel = self.show_panel("search")
         (getattr(panel, "focus_search", None) or panel.setFocus)()
+
+    def open_transcript(self, record_id: int, segment_id: int = -1) -> None:
+        """Show a history record in the Transcribe panel (a transcript hit from Search)."""
+        self.show_panel("transcribe").show_record(record_id, segment_id if segment_id >= 0 else None)
 
     # ---- files ---------------------------------------------------------------------------
     def enqueue(self, paths: list[str | Path]) -> bool:

@@ -72,7 +72,9 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
 
     search = window.show_panel("search")
     folder = write_posts(work / "newsgroups")
-    await search.index_files([str(folder)])
+    search.add_sources([str(folder)], index=True)
+    await until(lambda: search.is_indexing(), 30)
+    await until(lambda: not search.is_indexing())
     search.query.setText(QUERY)
     search.search_now()
     await until(lambda: search.results.count() > 0, 60)

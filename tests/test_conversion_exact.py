@@ -5,6 +5,7 @@
   without and with timestamps.
 * Converting the converted folder back with ctranslate2's own converter gives bit-identical weights.
 * The tokenizer, feature extractor and generation config load and have Whisper's layout.
+* An int8 CT2 model is dequantized (within one quantization step of the float weights).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import pytest
 
 ctranslate2 = pytest.importorskip("ctranslate2")
 
-from executors.ct2_format import read_ct2_model  # noqa: E402
-from executors.model_store import bundled_source, resolve_model  # noqa: E402
+from executors.ct2_format import read_ct2_model
+from executors.model_store import bundled_source, resolve_model
 
-N_CLIPS = 12
-N_CLIPS_BASE = 4
+N_CLIPS = 10
+N_CLIPS_BASE = 3
 
 
 def _clip_paths(speech_dir, count: int) -> list:
@@ -169,3 +170,26 @@ def test_tokenizer_processor_and_generation_config(name, vocab, notimestamps, mu
                                   "translate": tok.convert_tokens_to_ids("<|translate|>")}
     else:
         assert getattr(gen, "lang_to_id", None) is None
+
+
+def test_an_int8_ct2_model_is_dequantized_to_float32(tmp_path, monkeypatch):
+    from ctranslate2.converters import TransformersConverter
+    from safetensors.numpy import load_file
+
+    float_folder = resolve_model("whisper-tiny.en").path
+    monkeypatch.setenv("FERRUM_CACHE_DIR", str(tmp_path / "cache"))
+    int8_dir = tmp_path / "tiny-int8"
+    TransformersConverter(str(float_folder), load_as_float16=True).convert(str(int8_dir), quantization="int8")
+    (int8_dir / "tokenizer.json").write_bytes((bundled_source("whisper-tiny.en") / "tokenizer.json").read_bytes())
+    quantized = read_ct2_model(int8_dir / "model.bin")
+    assert quantized.is_quantized and quantized.variables["encoder/layer_0/ffn/linear_0/weight"].dtype == np.int8
+
+    converted = load_file(str(resolve_model(int8_dir).path / "model.safetensors"))
+    reference = load_file(str(float_folder / "model.safetensors"))
+    assert converted.keys() == reference.keys()
+    assert {v.dtype.name for v in converted.values()} == {"float32"}
+    name = "model.encoder.layers.0.fc1.weight"
+    ref = reference[name].astype(np.float32)
+    step = np.abs(ref).max(axis=1, keepdims=True) / 127  # one int8 step per output row
+    assert np.all(np.abs(converted[name] - ref) <= step / 2 + 1e-3)
+    assert not np.array_equal(converted[name], ref), "int8 weights should not be bit-identical"

@@ -12,8 +12,15 @@ import pytest
 
 from executors import model_cache
 from executors.errors import ConfigError, InvalidFormatError, ModelError, NotFoundError
-from executors.model_store import (BUNDLED, DEFAULT_EMBEDDING, DEFAULT_WHISPER, bundled_source, import_model,
-                                   list_models, resolve_model)
+from executors.model_store import (
+    BUNDLED,
+    DEFAULT_EMBEDDING,
+    DEFAULT_WHISPER,
+    bundled_source,
+    import_model,
+    list_models,
+    resolve_model,
+)
 
 
 @pytest.fixture
@@ -177,22 +184,42 @@ def test_unknown_refs_fail_fast_naming_the_folder_option(tmp_path, monkeypatch):
         resolve_model("whisper-nonexistent")
 
 
-def test_a_hub_id_resolves_from_the_local_hf_cache(tmp_path, monkeypatch):
-    import huggingface_hub.constants as hub
-
-    source = resolve_model(DEFAULT_EMBEDDING, kind="embedding").path
-    repo = tmp_path / "hub" / "models--acme--tiny-minilm"
+def _fake_hub_repo(hub: Path, repo_id: str, source: Path, names: tuple[str, ...]) -> Path:
+    """The huggingface_hub cache layout (refs/main → snapshots/<commit>/files) for ``repo_id``."""
+    repo = hub / f"models--{repo_id.replace('/', '--')}"
     commit = "0123456789abcdef0123456789abcdef01234567"
     snapshot = repo / "snapshots" / commit
     snapshot.mkdir(parents=True)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt"):
+    for name in names:
         (snapshot / name).symlink_to(source / name)
+    return snapshot
+
+
+def test_a_hub_id_resolves_from_the_local_hf_cache(tmp_path, monkeypatch):
+    import huggingface_hub.constants as hub
+
+    source = resolve_model(DEFAULT_EMBEDDING, kind="embedding").path
+    files = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.txt")
+    snapshot = _fake_hub_repo(tmp_path / "hub", "acme/tiny-minilm", source, files)
     monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
     resolved = resolve_model("acme/tiny-minilm", kind="embedding")
     assert (resolved.source, resolved.model_id) == ("hf-cache", "acme/tiny-minilm")
     assert resolved.path == snapshot
+
+
+def test_a_ct2_whisper_repo_in_the_hf_cache_is_converted(isolated_cache, tmp_path, monkeypatch):
+    import huggingface_hub.constants as hub
+
+    _fake_hub_repo(tmp_path / "hub", "acme/faster-whisper-tiny.en", bundled_source(DEFAULT_WHISPER),
+                   ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt"))
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    resolved = resolve_model("acme/faster-whisper-tiny.en")
+    assert (resolved.source, resolved.model_id) == ("hf-cache", "acme/faster-whisper-tiny.en")
+    assert resolved.path.parent == isolated_cache / "models" / "converted"
+    assert resolved.path.name.startswith("acme--faster-whisper-tiny.en-")
+    assert (resolved.path / "model.safetensors").is_file()
 
 
 def test_split_whisper_base_is_joined_byte_for_byte():

@@ -37,7 +37,7 @@ def store(tmp_path):
 def test_matrix_top_k_is_exact_against_float32_brute_force():
     vectors = _unit(5000, 0)
     # near-duplicates closer together than float16 can tell apart: only the float32 re-score orders them
-    vectors[10:20] = normalise(vectors[3] + np.random.default_rng(1).standard_normal((10, DIM)) * 1e-3)
+    vectors[10:110] = normalise(vectors[3] + np.random.default_rng(1).standard_normal((100, DIM)) * 1e-3)
     ids = np.arange(1, 5001, dtype=np.int64) * 3
     matrix = VectorMatrix(DIM)
     matrix.add(ids[:2500], vectors[:2500])

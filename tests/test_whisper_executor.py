@@ -225,3 +225,19 @@ def test_multilingual_model_detects_language_and_translates(whisper_base):
     assert (german.language, german.task) == ("de", "translate") and german.text
     with pytest.raises(InvalidParameterError):
         whisper_base.transcribe(clip.path, TranscribeOptions(language="xx"))
+
+
+def test_vad_filter_maps_segments_back_to_the_original_timeline(whisper_tiny):
+    clip = _clips(8)[1]
+    speech, _ = sf.read(str(clip.path), dtype="float32")
+    lead = 12.0
+    padded = np.concatenate([np.zeros(int(lead * SR), np.float32), speech, np.zeros(8 * SR, np.float32)])
+    progress = []
+    transcript = whisper_tiny.transcribe(padded, TranscribeOptions(vad_filter=True), on_progress=progress.append)
+    speech_end = lead + len(speech) / SR
+    assert transcript.segments and transcript.duration == pytest.approx(len(padded) / SR)
+    for seg in transcript.segments:
+        assert lead - 0.5 <= seg.start < seg.end <= speech_end + 0.5, seg
+    assert corpus_wer([clip.reference], [transcript.text]) <= 20.0
+    assert progress[-1].done == pytest.approx(transcript.duration)
+    assert all(b.done >= a.done for a, b in zip(progress, progress[1:]))

@@ -30,7 +30,10 @@ class Word:
 
 def words_from_tokens(tokens: list[int], timestamp_begin: int, eot: int, time_precision: float,
                       decode, duration: float) -> list[Word]:
-    """Words of one decoded pass (tokens with timestamp tokens); times are clamped to ``duration``."""
+    """Words of one decoded pass (tokens with timestamp tokens); times are clamped to ``duration``.
+
+    A segment that starts at or after the end of the audio is dropped, with all that follows: with a
+    shortened encoder context Whisper sometimes goes on "hearing" the padding."""
     words: list[Word] = []
     text_tokens: list[int] = []
     start = None
@@ -54,6 +57,8 @@ def words_from_tokens(tokens: list[int], timestamp_begin: int, eot: int, time_pr
     for tok in tokens:
         if tok >= timestamp_begin:
             t = (tok - timestamp_begin) * time_precision
+            if not text_tokens and t >= duration - 0.05 and words:
+                return words
             if text_tokens:
                 flush(t)
                 text_tokens = []
@@ -137,3 +142,16 @@ class LocalAgreement:
 
     def reset(self) -> None:
         self.previous, self.done = [], []
+
+
+def drop_repeats(words: list[Word], min_repeats: int = 3, max_ngram: int = 8) -> list[Word]:
+    """Cut a decoding loop ("save 2, save 2, save 2, ...") after its first occurrence."""
+    keys = [w.key for w in words]
+    for i in range(len(keys)):
+        for n in range(1, max_ngram + 1):
+            if i + n * min_repeats > len(keys):
+                break
+            block = keys[i:i + n]
+            if all(keys[i + r * n:i + (r + 1) * n] == block for r in range(1, min_repeats)):
+                return words[:i + n]
+    return words

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..whisper.decoding import is_silence
 from ..whisper.options import TranscribeOptions
-from .policy import Word, words_from_tokens
+from .policy import Word, drop_repeats, words_from_tokens
 from .short_encoder import encode_full, encode_short
 
 _COMPRESSION_LIMIT = 2.4
@@ -17,11 +17,15 @@ _COMPRESSION_LIMIT = 2.4
 
 class PassTranscriber:
     def __init__(self, executor, language: str | None, short_context: bool = True,
-                 min_context_s: float = 1.0, tokens_per_second: float = 8.0):
+                 min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0):
         self.ex = executor
         self.options = executor._check_options(TranscribeOptions(language=language))
         self.short_context = short_context
         self.min_context_s = min_context_s
+        self.pad_s = pad_s
+        self.fallbacks = 0
+        self.full_fallback = True   # a final pass that looped is redone on the padded 30 s window
+        self.collapse_loops = True  # keep a loop's first occurrence instead of discarding the pass
         self.tokens_per_second = tokens_per_second
         self._prompt_text = ""
         self._prompt_tokens: list[int] = []
@@ -46,7 +50,8 @@ class PassTranscriber:
         t0 = time.perf_counter()
         with self.ex._lock:  # the executor is shared with file transcription
             words = self._decode(samples, self.short_context)
-            if final and self.short_context and words is None:
+            if final and self.short_context and words is None and self.full_fallback:
+                self.fallbacks += 1
                 words = self._decode(samples, False)  # a looping short pass: retry on the full window
         self.compute_seconds += time.perf_counter() - t0
         self.passes += 1
@@ -59,13 +64,15 @@ class PassTranscriber:
         """Words, or None when the pass looks like a hallucination loop."""
         ex, st = self.ex, self.ex.tokens
         duration = len(samples) / ex.log_mel.sample_rate
-        enc = encode_short(ex, samples, self.min_context_s) if short else encode_full(ex, samples)
+        enc = encode_short(ex, samples, self.min_context_s, self.pad_s) if short else encode_full(ex, samples)
         prompt = st.prompt(self._prompt_tokens, self.options.language, self.options.task, timestamps=True)
         cap = int(8 + self.tokens_per_second * duration)
         result = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=True, max_new_tokens=cap)[0]
         if is_silence(result, self.options):
             return []
+        words = words_from_tokens(result.tokens, st.timestamp_begin, st.eot, st.time_precision,
+                                  ex.decode_text, duration)
         if len(result.tokens) >= cap or result.compression_ratio > _COMPRESSION_LIMIT:
-            return None
-        return words_from_tokens(result.tokens, st.timestamp_begin, st.eot, st.time_precision,
-                                 ex.decode_text, duration)
+            kept = drop_repeats(words)
+            return kept if self.collapse_loops and len(kept) < len(words) else None
+        return words

@@ -36,6 +36,7 @@ class VectorMatrix:
         self._alive = np.zeros(len(self._rows), dtype=bool)
         self._n = 0
         self._dead = 0
+        self._dead_cache: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return self._n - self._dead
@@ -70,6 +71,7 @@ class VectorMatrix:
         self._alive[pos] = False
         self._rows[pos] = 0
         self._dead += len(pos)
+        self._dead_cache = None
         if self._dead > 1024 and self._dead * 4 > self._n:
             self._compact()
 
@@ -82,14 +84,20 @@ class VectorMatrix:
         if query.shape[0] != self.dim:
             raise ValueError(f"query has {query.shape[0]} dimensions, the index {self.dim}")
         rows = torch.from_numpy(self._rows[:self._n])
-        scores = torch.mv(rows, torch.from_numpy(query.astype(np.float16))).float()
+        scores = torch.mv(rows, torch.from_numpy(query.astype(np.float16)))  # float16, float32 accumulation
         if self._dead:
-            scores[torch.from_numpy(~self._alive[:self._n])] = -torch.inf
+            scores[self._dead_positions()] = -torch.inf
         k = min(k, live)
-        kth = float(torch.topk(scores, k, sorted=False).values.min())
-        candidates = torch.nonzero(scores >= kth - _MARGIN).squeeze(1)
-        if len(candidates) > _MAX_CANDIDATES:  # a flood of near-duplicates: keep the best ones
-            candidates = candidates[torch.topk(scores[candidates], _MAX_CANDIDATES).indices]
+        # widen the partial sort until it reaches past the margin below the k-th score
+        # (one topk of a few dozen rows nearly always suffices; a boolean scan of all rows is far slower)
+        want = min(self._n, max(2 * k, k + 32))
+        while True:
+            values, positions = torch.topk(scores, want)
+            threshold = float(values[k - 1]) - _MARGIN
+            if want == self._n or float(values[-1]) < threshold or want >= _MAX_CANDIDATES:
+                break
+            want = min(self._n, _MAX_CANDIDATES, want * 4)
+        candidates = positions[values >= threshold]
         pos = candidates.numpy()
         ids = self._ids[pos]
         if fetch is not None:
@@ -98,6 +106,11 @@ class VectorMatrix:
             exact = self._rows[pos].astype(np.float32) @ query
         order = np.argsort(-exact, kind="stable")[:k]
         return [(int(ids[i]), float(exact[i])) for i in order]
+
+    def _dead_positions(self) -> torch.Tensor:
+        if self._dead_cache is None:
+            self._dead_cache = torch.from_numpy(np.flatnonzero(~self._alive[:self._n]))
+        return self._dead_cache
 
     def _grow(self, capacity: int) -> None:
         for name in ("_rows", "_ids", "_alive"):
@@ -114,7 +127,7 @@ class VectorMatrix:
         self._alive[:n] = True
         self._alive[n:self._n] = False
         self._rows[n:self._n] = 0
-        self._n, self._dead = n, 0
+        self._n, self._dead, self._dead_cache = n, 0, None
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

@@ -110,9 +110,13 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
 
                     return transcribe_batched(self, audio, options, on_segment=on_segment,
                                               on_progress=on_progress, cancel=cancel)
-                duration, chunks = self._open_audio(audio)
+                timeline = None
+                if options.vad_filter:
+                    duration, chunks, timeline = self._speech_only(audio, cancel)
+                else:
+                    duration, chunks = self._open_audio(audio)
                 windows = AudioWindows(chunks, self.log_mel.hop, self.log_mel.n_samples)
-                return Longform(self, options, duration, on_segment, on_progress, cancel).run(windows)
+                return Longform(self, options, duration, on_segment, on_progress, cancel, timeline).run(windows)
         except FerrumError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -155,6 +159,15 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             audio = bytes(audio)
         return audio_duration(audio), iter_audio(audio, chunk_seconds=30.0)
 
+    def _speech_only(self, audio, cancel: CancelToken | None):
+        """VAD: the speech of ``audio`` joined together, and the timeline that maps times back."""
+        from ..audio import SAMPLE_RATE, load_audio
+        from ..vad import cut_to_speech
+
+        samples = load_audio(audio)
+        compact, timeline = cut_to_speech(samples, cancel=cancel)
+        return len(samples) / SAMPLE_RATE, [compact], timeline
+
     def encode_window(self, mel: torch.Tensor) -> torch.Tensor:
         """[1, T, d] encoder output for one padded window ([n_mels, 3000]); cached by content."""
         with self.stats.operation("prefill", 1):
@@ -177,13 +190,13 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         return self._beam
 
     def add_word_timestamps(self, segments: list[Segment], encoder_out: torch.Tensor,
-                            options: TranscribeOptions) -> None:
+                            options: TranscribeOptions, language: str | None = None) -> None:
         try:
             from .word_timing import add_word_timestamps
         except ImportError as exc:
             raise UnsupportedError("Word timestamps are not available in this build",
                                    "transcribe without word_timestamps") from exc
-        add_word_timestamps(self, segments, encoder_out, options)
+        add_word_timestamps(self, segments, encoder_out, options, language)
 
     def detect_language_encoded(self, encoder_out: torch.Tensor) -> list[tuple[str, float]]:
         return detect_language(self.runtime, self.tokens, encoder_out)

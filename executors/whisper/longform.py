@@ -60,8 +60,9 @@ class Longform:
     def __init__(self, ex: "WhisperModelExecutor", options: TranscribeOptions, duration: float,
                  on_segment: Callable[[Segment], None] | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
-                 cancel: CancelToken | None = None):
+                 cancel: CancelToken | None = None, timeline=None):
         self.ex = ex
+        self.timeline = timeline  # a vad.SpeechTimeline when only the speech was transcribed
         self.options = options
         self.on_segment = on_segment
         self.on_progress = on_progress
@@ -110,8 +111,10 @@ class Longform:
             self._progress(seek * mel_cfg.seconds_per_frame)
             if windows.exhausted and seek * mel_cfg.hop >= windows.samples_seen:
                 break
-        self.transcript.duration = max(self.transcript.duration, windows.samples_seen / mel_cfg.sample_rate)
-        self._progress(self.transcript.duration)
+        if self.timeline is None:
+            self.transcript.duration = max(self.transcript.duration, windows.samples_seen / mel_cfg.sample_rate)
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.transcript.duration, self.transcript.duration, "s"))
 
     def _language(self) -> str | None:
         return self.transcript.language if self.ex.tokens.is_multilingual else None
@@ -133,7 +136,9 @@ class Longform:
                                  avg_logprob=result.avg_logprob, compression_ratio=result.compression_ratio,
                                  no_speech_prob=result.no_speech_prob, temperature=result.temperature))
         if fresh and self.options.word_timestamps:
-            self.ex.add_word_timestamps(fresh, enc, self.options)
+            self.ex.add_word_timestamps(fresh, enc, self.options, self._language())
+        if self.timeline is not None:
+            fresh = self.timeline.remap(fresh)
         for seg in fresh:
             self.transcript.segments.append(seg)
             self.all_tokens.extend(seg.tokens)
@@ -143,5 +148,7 @@ class Longform:
     def _progress(self, seconds: float) -> None:
         if self.on_progress is None:
             return
+        if self.timeline is not None:
+            seconds = self.timeline.to_original(seconds, is_end=True)
         total = self.transcript.duration or seconds
         self.on_progress(Progress(min(seconds, total), total, "s"))

@@ -9,13 +9,29 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QSpinBox,
-                               QSplitter, QStyle, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QSpinBox,
+    QSplitter,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from executors.errors import Cancelled, FerrumError
 from executors.history import RecordStatus
 
+from .. import theme
 from ..widgets.result_list import ResultList, transcript_record_id
 from ..widgets.tasks import TaskSet
 
@@ -58,7 +74,7 @@ class SearchPanel(QWidget):
         S = QStyle.StandardPixmap
         self.sources = QListWidget()
         self.sources.setAlternatingRowColors(True)
-        transcripts = QListWidgetItem(self.style().standardIcon(S.SP_MediaVolume), "Transcripts (history)")
+        transcripts = QListWidgetItem(theme.icon("transcribe", 16), "Transcripts (history)")
         transcripts.setData(_PATH_ROLE, TRANSCRIPTS_SOURCE)
         transcripts.setToolTip("Every finished transcript in the history")
         self.sources.addItem(transcripts)
@@ -285,7 +301,7 @@ class SearchPanel(QWidget):
 
     def _on_progress(self, job_id: str, progress) -> None:
         if job_id == self._index_job:
-            self.index_progress.setValue(int(round(100 * progress.fraction)))
+            self.index_progress.setValue(round(100 * progress.fraction))
             if progress.message:
                 self.index_status.setText(progress.message)
 

@@ -7,8 +7,17 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QSplitter, QStyle,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from executors.errors import InvalidParameterError
 from executors.whisper.results import Segment, Transcript
@@ -16,8 +25,8 @@ from executors.whisper.results import Segment, Transcript
 from ..widgets.history_list import HistoryList
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
-from ..widgets.transcript_view import TranscriptView
 from ..widgets.transcribe_options import TranscribeOptionsBar
+from ..widgets.transcript_view import TranscriptView
 from .transcribe_queue import TranscriptionQueue
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
@@ -101,7 +110,7 @@ class TranscribePanel(QWidget):
         split.addWidget(right)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
-        split.setSizes([520, 680])
+        split.setSizes([560, 640])
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -200,6 +209,9 @@ class TranscribePanel(QWidget):
             self._shown_job = None
             if record_id is not None:
                 self.show_record(record_id)
+            else:  # it failed before anything was saved (e.g. not an audio file)
+                self.title.setText(f"{name} — {state}")
+                self._update_actions()
 
     def _clear_finished(self) -> None:
         self.jobs.clear_finished()
@@ -349,17 +361,17 @@ class TranscribePanel(QWidget):
 
     # --- drag and drop ---------------------------------------------------------------------
 
-    def dragEnterEvent(self, event):  # noqa: N802 - Qt override
+    def dragEnterEvent(self, event):
         if event.mimeData().hasUrls():
             event.acceptProposedAction()
 
-    def dropEvent(self, event):  # noqa: N802 - Qt override
+    def dropEvent(self, event):
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             self.enqueue(paths)
             event.acceptProposedAction()
 
-    def closeEvent(self, event):  # noqa: N802 - Qt override
+    def closeEvent(self, event):
         self.shutdown()
         super().closeEvent(event)
 

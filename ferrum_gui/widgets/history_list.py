@@ -5,10 +5,18 @@ from __future__ import annotations
 import datetime as dt
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QMenu,
+    QStyle,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
 
 from executors.history import HistoryEntry, RecordStatus
 
+from .. import theme
 from .highlight import format_clock
 from .placeholder import PlaceholderMixin
 
@@ -34,7 +42,9 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setColumnCount(5)
-        self.setHeaderLabels(["Date", "File", "Duration", "Language", "Status"])
+        self.setHeaderLabels(["Date", "File", "Length", "Lang", "Status"])
+        self.headerItem().setToolTip(COL_LANGUAGE, "Language")
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setRootIsDecorated(False)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
@@ -50,14 +60,14 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
         selected = self.selected_record()
         self.clear()
         for e in entries:
-            when = dt.datetime.fromtimestamp(e.created).strftime("%Y-%m-%d %H:%M")
+            created = dt.datetime.fromtimestamp(e.created)
+            when = created.strftime("%H:%M" if created.date() == dt.date.today() else "%d %b %H:%M")
             item = QTreeWidgetItem([when, e.name, format_clock(e.duration), e.language or "–", e.status.value])
             item.setData(COL_DATE, _ID_ROLE, e.id)
+            item.setToolTip(COL_DATE, created.strftime("%Y-%m-%d %H:%M:%S"))
             item.setToolTip(COL_FILE, e.source)
             item.setToolTip(COL_STATUS, e.error or f"{e.segment_count} segments")
-            kind_icon = (QStyle.StandardPixmap.SP_MediaVolume if e.kind == "dictation"
-                         else QStyle.StandardPixmap.SP_FileIcon)
-            item.setIcon(COL_FILE, self.style().standardIcon(kind_icon))
+            item.setIcon(COL_FILE, theme.icon("dictation" if e.kind == "dictation" else "transcribe", 16))
             item.setIcon(COL_STATUS, self.style().standardIcon(_STATUS_ICONS[e.status]))
             self.addTopLevelItem(item)
             if e.id == selected:
@@ -78,7 +88,7 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
         items = self.selectedItems()
         return items[0].data(COL_DATE, _ID_ROLE) if items else None
 
-    def contextMenuEvent(self, event):  # noqa: N802 - Qt override
+    def contextMenuEvent(self, event):
         item = self.itemAt(event.pos())
         if item is None:
             return
@@ -94,7 +104,7 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
                        lambda: self.deleteRequested.emit(record_id))
         menu.exec(event.globalPos())
 
-    def keyPressEvent(self, event):  # noqa: N802 - Qt override
+    def keyPressEvent(self, event):
         if event.key() == Qt.Key.Key_Delete and self.selected_record() is not None:
             self.deleteRequested.emit(self.selected_record())
             return

@@ -8,9 +8,17 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QProgressBar, QStyle, QToolButton,
-                               QTreeWidget, QTreeWidgetItem)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QProgressBar,
+    QStyle,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
 
+from .. import theme
 from .highlight import format_clock
 from .placeholder import PlaceholderMixin
 
@@ -68,11 +76,12 @@ class JobList(PlaceholderMixin, QTreeWidget):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_FILE, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((COL_PROGRESS, 120), (COL_ELAPSED, 64), (COL_RTF, 56), (COL_STATE, 80),
-                           (COL_CANCEL, 32)):
+        header.setMinimumSectionSize(28)
+        for col, width in ((COL_PROGRESS, 90), (COL_ELAPSED, 52), (COL_RTF, 52), (COL_STATE, 92),
+                           (COL_CANCEL, 30)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            self.resizeColumnToContents(col)
             header.resizeSection(col, width)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.itemActivated.connect(self._on_activated)
         self.itemClicked.connect(self._on_activated)
         self._tick = QTimer(self)
@@ -104,7 +113,7 @@ class JobList(PlaceholderMixin, QTreeWidget):
         item = QTreeWidgetItem([title, "", "", "", JobState.QUEUED.value, ""])
         item.setData(COL_FILE, Qt.ItemDataRole.UserRole, job_id)
         item.setToolTip(COL_FILE, tooltip or title)
-        item.setIcon(COL_FILE, self.style().standardIcon(QStyle.StandardPixmap.SP_MediaVolume))
+        item.setIcon(COL_FILE, theme.icon("transcribe", 16))
         self.addTopLevelItem(item)
         bar = QProgressBar()
         bar.setRange(0, 100)
@@ -134,7 +143,7 @@ class JobList(PlaceholderMixin, QTreeWidget):
             return
         job.audio_done = done
         if total > 0:
-            job.bar.setValue(int(round(100 * min(1.0, done / total))))
+            job.bar.setValue(round(100 * min(1.0, done / total)))
         self._refresh_row(job)
 
     def set_state(self, job_id: str, state: JobState, message: str = "") -> None:
@@ -178,7 +187,7 @@ class JobList(PlaceholderMixin, QTreeWidget):
     def _on_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         self.jobActivated.emit(item.data(COL_FILE, Qt.ItemDataRole.UserRole))
 
-    def keyPressEvent(self, event):  # noqa: N802 - Qt override
+    def keyPressEvent(self, event):
         if event.key() == Qt.Key.Key_Escape:
             job_id = self.selected_job() or next(
                 (j for j, job in self._jobs.items() if job.state is JobState.RUNNING), None)

@@ -28,7 +28,7 @@ class PlaceholderMixin:
         model = self.model()
         return model is None or model.rowCount() == 0
 
-    def paintEvent(self, event):  # noqa: N802 - Qt override
+    def paintEvent(self, event):
         super().paintEvent(event)
         if self.placeholder_text and self.is_empty():
             paint_placeholder(self, self.placeholder_text)

@@ -7,9 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QProgressBar, QStyle, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
+from .. import theme
 from .highlight import format_clock, highlight_html, query_terms
 from .placeholder import PlaceholderMixin
 
@@ -55,15 +65,15 @@ class _ResultRow(QWidget):
         layout.setSpacing(10)
         self.bar = QProgressBar()
         self.bar.setRange(0, 100)
-        self.bar.setValue(int(round(100 * hit.score / best)) if best > 0 else 0)
+        self.bar.setValue(round(100 * hit.score / best) if best > 0 else 0)
         self.bar.setFormat(f"{hit.score:.3f}")
         self.bar.setFixedWidth(72)
         self.bar.setMaximumHeight(16)
         self.bar.setToolTip("Score relative to the best result")
         icon = QLabel()
-        kind = (QStyle.StandardPixmap.SP_MediaVolume if transcript_record_id(hit) is not None
-                else QStyle.StandardPixmap.SP_FileIcon)
-        icon.setPixmap(self.style().standardIcon(kind).pixmap(16, 16))
+        kind = (theme.icon("transcribe", 16) if transcript_record_id(hit) is not None
+                else self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
+        icon.setPixmap(kind.pixmap(16, 16))
         layout.addWidget(self.bar, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
         text_box = QVBoxLayout()
@@ -129,7 +139,7 @@ class ResultList(PlaceholderMixin, QListWidget):
             row = self.itemWidget(item)
             item.setSizeHint(QSize(width, row.layout().totalHeightForWidth(width)))
 
-    def resizeEvent(self, event):  # noqa: N802 - Qt override
+    def resizeEvent(self, event):
         super().resizeEvent(event)
         self._fit_rows()
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap, QPolygonF
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+)
 
 from executors.whisper.results import Segment
 
@@ -28,6 +34,7 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         super().__init__(0, 2, parent)
         self._segments: dict[int, Segment] = {}
         self._filling = False
+        self._play_icon = _play_icon(self)
         self.setHorizontalHeaderLabels(["Time", "Text"])
         self.verticalHeader().setVisible(False)
         self.setWordWrap(True)
@@ -66,7 +73,7 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
             self._segments[seg.id] = seg
             time_item = QTableWidgetItem(f"{format_clock_ms(seg.start)} – {format_clock_ms(seg.end)}")
             time_item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            time_item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
+            time_item.setIcon(self._play_icon)
             time_item.setToolTip("Click to play this segment")
             time_item.setData(_SEG_ROLE, seg.id)
             text_item = QTableWidgetItem(seg.text.strip())
@@ -135,11 +142,25 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
             seg = self._segments[self.item(row, COL_TIME).data(_SEG_ROLE)]
             self.playRequested.emit(seg.id, seg.start, seg.end)
 
-    def keyPressEvent(self, event):  # noqa: N802 - Qt override
+    def keyPressEvent(self, event):
         if event.key() == Qt.Key.Key_Space and self.state() != QAbstractItemView.State.EditingState:
             self.play_selected()
             return
         super().keyPressEvent(event)
+
+
+def _play_icon(widget) -> QIcon:
+    """A small play triangle in the palette's text colour (readable in light and dark themes)."""
+    size = 12
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(widget.palette().color(QPalette.ColorRole.Text))
+    painter.drawPolygon(QPolygonF([QPointF(2, 1), QPointF(11, 6), QPointF(2, 11)]))
+    painter.end()
+    return QIcon(pixmap)
 
 
 def _words_tooltip(seg: Segment) -> str:

@@ -60,3 +60,29 @@ def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_
     finally:
         run_async(host.reload(original), timeout=300)
     assert host.settings == original and host.model("embedding").source == "bundled"
+
+
+def test_a_model_that_fails_to_load_is_reported_and_can_be_replaced(main_window, host, run_async, tmp_path):
+    from executors.errors import FerrumError
+
+    monitor = main_window.show_panel("monitor")
+    original = host.settings
+    missing = tmp_path / "no-such-model"
+    try:
+        future = host.apply_settings(original.with_changes(embedding_model=str(missing)))
+        run_async(future, timeout=300)
+        assert host.model_state("embedding")[0] == "error"
+        assert monitor.cards["embedding"].state_label.text().startswith("Error")
+        assert main_window.indicators["embedding"].label.text().endswith("failed")
+        assert any("no-such-model" in card.message + (card.hint or "")
+                   for card in main_window.notifications.notifications())
+        try:
+            run_async(host.embed(["anything"]))
+            raise AssertionError("embedding without a model should fail")
+        except FerrumError as err:
+            assert "not loaded" in err.message
+        assert host.model_state("whisper")[0] == "ready"  # the other model is untouched
+    finally:
+        run_async(host.reload(original), timeout=300)
+    assert host.model_state("embedding")[0] == "ready"
+    assert run_async(host.embed(["works again"])).shape == (1, 384)

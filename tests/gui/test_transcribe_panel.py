@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -51,16 +51,6 @@ def _drop(window, paths: list[Path]) -> None:
     assert drop.isAccepted()
 
 
-@contextlib.contextmanager
-def _listening(signal, slot):
-    """Connect ``slot`` to a signal of the session-wide host only for the test's duration."""
-    signal.connect(slot)
-    try:
-        yield
-    finally:
-        signal.disconnect(slot)
-
-
 def _has_output_device() -> bool:
     try:
         import sounddevice as sd
@@ -77,18 +67,18 @@ def speech_wav(tmp_path_factory, speech_dir) -> Path:
     return path
 
 
-def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_path, wait_until, run_async):
+def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_path, wait_until, run_async, listen):
     panel = main_window.panels["transcribe"]
     seen: list[tuple[int, bool]] = []  # (rows in the view, job finished?) as each segment arrives
 
     def on_segment(job, _segment):
         seen.append((panel.view.rowCount(), panel.jobs.state(job).finished))
 
-    with _listening(host.segmentProduced, on_segment):
-        _drop(main_window, [speech_wav])
-        [job_id] = panel.jobs.job_ids()
-        assert main_window.current_panel_key() == "transcribe"
-        wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
+    listen(host.segmentProduced, on_segment)
+    _drop(main_window, [speech_wav])
+    [job_id] = panel.jobs.job_ids()
+    assert main_window.current_panel_key() == "transcribe"
+    wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
     assert panel.jobs.state(job_id).value == "done"
     assert panel.jobs.progress(job_id) == 100
     file_name, _, elapsed, rtf, state, _ = panel.jobs.row_text(job_id)
@@ -104,8 +94,9 @@ def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_pat
 
     # The finished transcript is in the history list, newest first.
     record_id = panel.current_record_id()
-    wait_until(lambda: panel.history.record_ids()[:1] == [record_id])
-    date, name, duration, language, status = panel.history.row_text(record_id)
+    wait_until(lambda: panel.history.record_ids()[:1] == [record_id]
+               and panel.history.row_text(record_id)[4] == "done")
+    _date, name, duration, language, status = panel.history.row_text(record_id)
     assert name == "austen.wav" and status == "done" and language == "en" and duration.startswith("0:")
 
     # Edit a segment as the user would; the edit is saved in the history and exported.
@@ -116,7 +107,7 @@ def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_pat
     cues = parse_srt(srt.read_text(encoding="utf-8"))
     assert len(cues) == panel.view.rowCount()
     assert cues[0][2] == "Edited first line"
-    assert all(a[0] <= b[0] for a, b in zip(cues, cues[1:]))
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(cues))
     assert cues[-1][1] <= 40.0
 
     # Clicking a timestamp plays that segment; without a sound card the notification says so.
@@ -125,15 +116,15 @@ def test_drop_transcribe_edit_export_play(main_window, host, speech_wav, tmp_pat
 
     errors: list = []
     cell = panel.view.visualItemRect(panel.view.item(0, 0)).center()
-    with _listening(host.failure, errors.append):
-        QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
-        if _has_output_device():
-            run_async(_settle())
-            assert not errors
-        else:
-            wait_until(lambda: errors)
-            assert isinstance(errors[0], DeviceError)
-            assert any("audio" in m.lower() for m in main_window.notifications.messages())
+    listen(host.failure, errors.append)
+    QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
+    if _has_output_device():
+        run_async(_settle())
+        assert not errors
+    else:
+        wait_until(lambda: errors)
+        assert isinstance(errors[0], DeviceError)
+        assert any("audio" in m.lower() for m in main_window.notifications.messages())
     host.stop_playback()
 
 
