@@ -259,7 +259,20 @@ def write_tokenizer(out_dir: Path, tokenizer_json: dict, specials: WhisperSpecia
     )
     tokenizer.save_pretrained(str(out_dir))
     staging.unlink()
+    _add_legacy_tokenizer_files(out_dir, full)
     WhisperFeatureExtractor(feature_size=dims.n_mels).save_pretrained(str(out_dir))
+
+
+def _add_legacy_tokenizer_files(out_dir: Path, full: dict) -> None:
+    """What transformers 4.x reads: ``additional_special_tokens`` and the slow tokenizer's vocab/merges."""
+    config_path = out_dir / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.setdefault("additional_special_tokens", config.get("extra_special_tokens", []))
+    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+    bpe = full["model"]
+    (out_dir / "vocab.json").write_text(json.dumps(bpe["vocab"], ensure_ascii=False), encoding="utf-8")
+    merges = [m if isinstance(m, str) else " ".join(m) for m in bpe["merges"]]
+    (out_dir / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
 
 
 def convert_ct2_whisper(src: str | Path, out_dir: str | Path) -> None:

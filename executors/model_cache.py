@@ -26,7 +26,7 @@ from .ct2_whisper import CT2_FILES, convert_ct2_whisper
 from .paths import cache_dir
 
 # Bump when the conversion output changes, so old cached folders are rebuilt.
-CONVERTER_VERSION = "ct2-whisper-2"
+CONVERTER_VERSION = "ct2-whisper-3"
 MARKER = ".ferrum-source.json"
 _CHUNK = 8 << 20
 

@@ -13,17 +13,19 @@ Only safetensors weights are accepted: pickle checkpoints can run code when load
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import model_cache
 from .ct2_whisper import CT2_FILES, is_ct2_whisper_folder
-from .errors import ConfigError, ModelError, NotFoundError, wrap_unexpected
+from .errors import ConfigError, FerrumError, ModelError, NotFoundError, wrap_unexpected
 
 DEFAULT_WHISPER = "whisper-tiny.en"
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
@@ -222,6 +224,17 @@ def _resolve_hub_cache(repo_id: str, kind: str) -> ResolvedModel | None:
     return ResolvedModel(resolved.path, repo_id, "hf-cache", kind)
 
 
+@contextlib.contextmanager
+def _as_ferrum_error(doing: str) -> Iterator[None]:
+    """Let FerrumErrors through; turn anything else (disk full, a library bug) into one."""
+    try:
+        yield
+    except FerrumError:
+        raise
+    except Exception as exc:  # callers get one error type, with a hint
+        raise wrap_unexpected(exc, doing) from exc
+
+
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
@@ -230,7 +243,7 @@ def resolve_model(ref: str | os.PathLike, kind: str = "whisper") -> ResolvedMode
     _check_kind(kind)
     text = os.fspath(ref)
     name = ALIASES.get(text, text)
-    try:
+    with _as_ferrum_error(f"resolving model {text}"):
         if name in BUNDLED:
             return _resolve_bundled(name, kind)
         imported = model_cache.imported().get(name)
@@ -243,8 +256,6 @@ def resolve_model(ref: str | os.PathLike, kind: str = "whisper") -> ResolvedMode
             found = _resolve_hub_cache(text, kind)
             if found is not None:
                 return found
-    except (OSError, MemoryError) as exc:
-        raise wrap_unexpected(exc, f"resolving model {text}") from exc
     if path.exists():
         raise ModelError(f"{path} is a file, not a model folder", _FOLDER_HINT)
     known = ", ".join(n for n, b in BUNDLED.items() if b.kind == kind)
@@ -263,8 +274,9 @@ def import_model(path: str | os.PathLike, name: str | None = None) -> ResolvedMo
     name = name or source.name
     if name in BUNDLED or name in ALIASES:
         raise ConfigError(f"{name!r} is the name of a bundled model", "choose another name with --name")
-    folder = model_cache.converted_folder(source, name)
-    model_cache.register_import(name, source, "whisper")
+    with _as_ferrum_error(f"importing {source}"):
+        folder = model_cache.converted_folder(source, name)
+        model_cache.register_import(name, source, "whisper")
     return ResolvedModel(folder, name, "imported", "whisper")
 
 

@@ -43,8 +43,11 @@ class HostServices:
         return await self._io(lambda h: h.load(record_id))
 
     async def update_segment_text(self, record_id, segment_id: int, text: str) -> None:
+        """Save an edited segment; the transcript's search entry is rebuilt in the background."""
         await self._io(lambda h: h.update_segment_text(record_id, segment_id, text))
         self.historyChanged.emit()
+        if self._settings.auto_index_transcripts:
+            self._background(self.index_transcript(record_id), "re-indexing the edited transcript")
 
     async def delete_history(self, record_id) -> None:
         await self._io(lambda h: h.delete(record_id))

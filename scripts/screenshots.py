@@ -81,10 +81,15 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
     await settle(1.5)
     save(window, out, "search", suffix)
 
-    window.show_panel("monitor")
+    monitor = window.show_panel("monitor")
     await host.embed([QUERY, QUERY])  # a cache hit for the cache table
     await settle(2.5)
     save(window, out, "monitor", suffix)
+    bar = monitor.scroll.verticalScrollBar()
+    bar.setValue(bar.maximum())
+    await settle()
+    save(window, out, "monitor-tables", suffix)
+    bar.setValue(0)
 
     dialog = window.show_preferences()
     await until(lambda: dialog.page(ModelsPage).device.count() > 1, 30)

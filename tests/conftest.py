@@ -202,3 +202,14 @@ def whisper_tiny():
     resolved = resolve_model("whisper-tiny.en", kind="whisper")
     return WhisperModelExecutor.from_path(resolved.path, device="cpu", dtype="float32",
                                           model_id=resolved.model_id)
+
+
+@pytest.fixture(scope="session")
+def whisper_tiny_int8():
+    """The bundled whisper-tiny.en with the executor's int8 path (CPU), as live dictation runs it."""
+    from executors.model_store import resolve_model
+    from executors.whisper.executor import WhisperModelExecutor
+
+    resolved = resolve_model("whisper-tiny.en", kind="whisper")
+    return WhisperModelExecutor.from_path(resolved.path, device="cpu", dtype="float32", quantize="int8",
+                                          model_id=resolved.model_id)

@@ -132,6 +132,16 @@ def test_weights_round_trip_through_ctranslate2s_converter_bit_for_bit(tiny_pair
         assert config_back[key] == config_orig[key], key
 
 
+def _legacy_bpe_ids(folder, text: str) -> list[int]:
+    """Token ids from vocab.json + merges.txt (what transformers 4.x's slow tokenizer reads)."""
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers.models import BPE
+
+    bpe = Tokenizer(BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    return bpe.encode(text).ids
+
+
 @pytest.mark.parametrize("name, vocab, notimestamps, multilingual",
                          [("whisper-tiny.en", 51864, 50362, False), ("whisper-base", 51865, 50363, True)])
 def test_tokenizer_processor_and_generation_config(name, vocab, notimestamps, multilingual):
@@ -152,6 +162,8 @@ def test_tokenizer_processor_and_generation_config(name, vocab, notimestamps, mu
     assert tok.decode(ids, decode_with_timestamps=True) == "<|0.00|> hello world<|1.50|>"
     assert tok.decode(ids, output_offsets=True)["offsets"][0]["timestamp"] == (0.0, 1.5)
     assert WhisperFeatureExtractor.from_pretrained(folder).feature_size == 80
+    assert _legacy_bpe_ids(folder, " Press 1 to play, Ferrum!") == tok(" Press 1 to play, Ferrum!",
+                                                                     add_special_tokens=False).input_ids
     assert type(WhisperProcessor.from_pretrained(folder).tokenizer).__name__.startswith("WhisperTokenizer")
 
     gen = GenerationConfig.from_pretrained(folder)

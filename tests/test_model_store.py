@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from executors import model_cache
-from executors.errors import ConfigError, InvalidFormatError, ModelError, NotFoundError
+from executors.errors import ConfigError, InternalError, InvalidFormatError, ModelError, NotFoundError
 from executors.model_store import (
     BUNDLED,
     DEFAULT_EMBEDDING,
@@ -135,7 +135,7 @@ def test_a_failed_conversion_leaves_no_folder_behind(isolated_cache, tiny_copy, 
         raise RuntimeError("simulated crash during conversion")
 
     monkeypatch.setattr(model_cache, "convert_ct2_whisper", crash_halfway)
-    with pytest.raises(RuntimeError, match="simulated"):
+    with pytest.raises(InternalError, match="simulated"):
         resolve_model(tiny_copy)
     assert _converted(isolated_cache) == []
     monkeypatch.setattr(model_cache, "convert_ct2_whisper", real_convert)

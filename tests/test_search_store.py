@@ -95,6 +95,7 @@ def test_replacing_and_removing_documents_updates_search(store):
     assert store.remove_document(coll, "/b") and not store.remove_document(coll, "/b")
     assert {h.source for h in store.search(v[1], None, "c", k=10)} == {"/a"}
     assert [d.source for d in store.documents(coll)] == ["/a"] and store.document(coll, "/a").chunks == 2
+    assert [(c.name, c.documents, c.chunks) for c in store.collections()] == [("c", 1, 2)]
 
 
 def test_a_failed_write_leaves_no_partial_document(store):
@@ -157,3 +158,4 @@ def test_hybrid_search_returns_keyword_only_and_vector_only_hits(store):
     assert set(by_source) == {"text:v", "text:k"}
     assert by_source["text:k"].matched_terms == ["telescope"] and by_source["text:k"].keyword_rank == 1
     assert by_source["text:v"].matched_terms == [] and by_source["text:v"].vector_score == pytest.approx(1.0, abs=1e-5)
+    assert by_source["text:k"].vector_score == pytest.approx(float(v[1] @ v[0]), abs=1e-6)  # keyword-only hit

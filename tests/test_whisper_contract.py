@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 import torch
+from speech_eval import load_speech_dev, require_speech_dev
 
 from executors.audio import load_audio
 from executors.errors import ModelError, NotFoundError
 from executors.types import DecodeInput, ModelType, PrefillInput, VerifyInput
-from speech_eval import load_speech_dev, require_speech_dev
 
 run = asyncio.run
 
@@ -134,7 +134,7 @@ def test_truncate_kv_rolls_back_and_forward_verify_scores_drafts(whisper_tiny, c
 def test_encoder_cache_hits_and_handle_reuse(whisper_tiny, clips):
     ex = whisper_tiny
     mel = clips[2][0] * 0.5  # features no other test used
-    enc_stats = lambda: ex.cache_metrics_snapshot().caches["encoder_output"]  # noqa: E731
+    enc_stats = lambda: ex.cache_metrics_snapshot().caches["encoder_output"]
     start = enc_stats()
     first = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
     mid = enc_stats()
@@ -143,12 +143,24 @@ def test_encoder_cache_hits_and_handle_reuse(whisper_tiny, clips):
     end = enc_stats()
     assert end.hits == mid.hits + 1 and end.misses == mid.misses
     assert end.entries >= 1 and end.bytes > 0
-    reused = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), kv_cache=first.kv_cache)))
+    reused = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"encoder_handle": first.kv_cache})))
     torch.testing.assert_close(reused.logits, first.logits)
     torch.testing.assert_close(second.logits, first.logits)
     kv = ex.cache_metrics_snapshot().caches["kv_handles"]
     assert kv.entries >= 3 and kv.bytes > 0
     _release(ex, [first.kv_cache, second.kv_cache, reused.kv_cache])
+
+
+def test_chunked_prefill_continues_a_handle(whisper_tiny, clips):
+    ex = whisper_tiny
+    mel = clips[0][0]
+    prompt = ex.tokens.prompt(ex.encode_text(" Press the pound key when you are done."), None, "transcribe")
+    whole = run(ex.prefill(PrefillInput(torch.tensor([prompt]), metadata={"input_features": mel})))
+    head = run(ex.prefill(PrefillInput(torch.tensor([prompt[:4]]), metadata={"input_features": mel})))
+    tail = run(ex.prefill(PrefillInput(torch.tensor([prompt[4:]]), kv_cache=head.kv_cache)))
+    assert tail.kv_cache is head.kv_cache and tail.kv_cache.num_tokens == len(prompt)
+    torch.testing.assert_close(tail.logits, whole.logits[:, 4:], atol=2e-3, rtol=1e-3)
+    _release(ex, [whole.kv_cache, head.kv_cache])
 
 
 def test_release_cache_and_capacity(whisper_tiny, clips):

@@ -6,8 +6,8 @@ attention activations of one forward pass bounded whatever the text lengths are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..device import DeviceChoice
-from ..errors import InvalidParameterError, NotFoundError, TokenizerError
+from ..errors import FerrumError, InvalidParameterError, NotFoundError, TokenizerError
 from ..types import ModelInfo, ModelType
 from .pooling import PoolingConfig, read_pooling_config
-from .quantize import quantize_linears, quantized_bytes
+from .quantize import check_int8_support, quantize_linears, quantized_bytes
 
 _GENERIC_NAMES = {"model", "models", "snapshot", "main"}
 
@@ -23,6 +23,15 @@ class LoadedParts:
     info: ModelInfo
 
 
+def _bundled_folder() -> Path | None:
+    from ..model_store import DEFAULT_EMBEDDING, resolve_model
+
+    try:
+        return Path(resolve_model(DEFAULT_EMBEDDING, kind="embedding").path)
+    except FerrumError:  # bundled package not installed
+        return None
+
+
 def resolve_folder(model_path: str | Path) -> tuple[Path, str]:
     """A folder as given, or a model-store reference ("all-MiniLM-L6-v2", a hub id) → (folder, model id)."""
     from ..model_store import DEFAULT_EMBEDDING, resolve_model
@@ -31,12 +40,9 @@ def resolve_folder(model_path: str | Path) -> tuple[Path, str]:
     if not path.is_dir():
         resolved = resolve_model(str(model_path), kind="embedding")
         return Path(resolved.path), resolved.model_id
-    try:  # the bundled model's folder keeps its catalogue name
-        bundled = resolve_model(DEFAULT_EMBEDDING, kind="embedding")
-        if Path(bundled.path).resolve() == path.resolve():
-            return path, bundled.model_id
-    except Exception:  # noqa: BLE001 - bundled package absent: name the folder instead
-        pass
+    bundled = _bundled_folder()
+    if bundled is not None and bundled.resolve() == path.resolve():  # keeps its catalogue name
+        return path, DEFAULT_EMBEDDING
     # bundled packages keep the weights in <package>/model; the package name says more
     name = path.name if path.name.lower() not in _GENERIC_NAMES else path.parent.name
     return path, name
@@ -75,6 +81,11 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
     if quantize and device.kind != "cpu":
         raise InvalidParameterError(f"int8 quantisation runs on the CPU only, not on {device.name}",
                                     "drop --int8/quantize, or choose device 'cpu'")
+    if quantize and device.dtype_name != "float32":
+        raise InvalidParameterError(f"int8 quantisation starts from float32 weights, not {device.dtype_name}",
+                                    "leave dtype on auto (or float32) with quantize")
+    if quantize:
+        check_int8_support()
     folder, store_id = resolve_folder(model_path)
     pooling = read_pooling_config(folder)
     weights = folder / pooling.transformer_dir
@@ -91,7 +102,7 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
         model.to(device.torch_device)
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(weights), use_fast=True)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise TokenizerError(f"Cannot load the tokenizer of {weights}: {exc}",
                              "the folder needs tokenizer.json (or vocab.txt) next to the weights") from exc
     if not getattr(tokenizer, "is_fast", False):

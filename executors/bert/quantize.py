@@ -41,6 +41,17 @@ class Int8Linear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, int8 per-token"
 
 
+def check_int8_support() -> None:
+    """Raise a clear error where this torch build has no CPU int8 matmul (older than about 2.4)."""
+    from ..errors import UnsupportedError
+
+    try:
+        torch._int_mm(torch.ones((32, 32), dtype=torch.int8), torch.ones((32, 32), dtype=torch.int8))
+    except (AttributeError, RuntimeError, NotImplementedError) as exc:
+        raise UnsupportedError(f"This torch build ({torch.__version__}) has no CPU int8 matrix product: {exc}",
+                               "run without --int8/quantize, or upgrade torch") from exc
+
+
 def quantize_linears(model: torch.nn.Module) -> torch.nn.Module:
     """Replace every ``nn.Linear`` of ``model`` in place with an ``Int8Linear``; returns ``model``."""
     for name, child in list(model.named_children()):

@@ -54,7 +54,7 @@ class DictationOptions:
     trim_after_s: float = 6.0         # then cut the buffer at a committed segment end
     max_buffer_s: float = 15.0        # ... and at the last committed word beyond this
     short_context: bool = True        # encode only the buffered audio (False: a padded 30 s window)
-    min_context_s: float = 10.0       # shorter contexts loop on short audio (see bench/dictation.py)
+    min_context_s: float = 8.0        # shorter contexts loop on short audio (see bench/dictation.py)
     context_pad_s: float = 1.0        # padding after the audio in the short context
     tokens_per_second: float = 8.0    # a pass stops after 8 + this * seconds tokens (no loops)
     ring_seconds: float = 20.0        # capture backlog held before audio is dropped (Overrun)

@@ -117,6 +117,12 @@ def search(store: "SearchStore", collection: Collection, query_vec: np.ndarray |
     else:
         ranked = [(cid, 1.0 / (RRF_K + rank)) for cid, rank in keyword_ranks.items()][:k]
     ids = [cid for cid, _ in ranked]
+    if query_vec is not None:  # give keyword-only hits their cosine too
+        missing = [cid for cid in ids if cid not in vector_scores]
+        if missing:
+            query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+            exact = store.vectors(np.array(missing)) @ (query / (np.linalg.norm(query) or 1.0))
+            vector_scores.update(zip(missing, exact.tolist()))
     rows = _chunk_rows(store, ids)
     terms = matched_terms(store, ids, query_text)
     hits = []

@@ -129,15 +129,15 @@ class SearchStore:
             if dim is not None and dim != coll.dim:
                 raise InvalidParameterError(f"Collection '{name}' holds {coll.dim}-dimensional vectors, not {dim}",
                                             "use another collection name")
-            coll.documents, coll.chunks = self._db.execute(
-                "SELECT (SELECT count(*) FROM documents WHERE collection_id=?1),"
-                " (SELECT count(*) FROM chunks WHERE collection_id=?1)", (coll.id,)).fetchone()
             return coll
 
     def collections(self) -> list[Collection]:
+        """Every collection, with its document and chunk counts filled in."""
         with self._lock:
-            names = [r[0] for r in self._db.execute("SELECT name FROM collections ORDER BY name")]
-            return [self.collection(n) for n in names]
+            rows = self._db.execute(
+                "SELECT id, name, model_id, dim, (SELECT count(*) FROM documents d WHERE d.collection_id=c.id),"
+                " (SELECT count(*) FROM chunks k WHERE k.collection_id=c.id) FROM collections c ORDER BY name").fetchall()
+        return [Collection(*r) for r in rows]
 
     def delete_collection(self, name: str) -> None:
         coll = self.collection(name)

@@ -56,7 +56,7 @@ class Collection:
     name: str
     model_id: str
     dim: int
-    documents: int = 0
+    documents: int = 0  # filled in by SearchStore.collections()
     chunks: int = 0
 
 

@@ -8,10 +8,22 @@ import torch.nn.functional as F
 
 from ..device import available_devices
 from ..errors import InvalidParameterError
-from ..types import (CacheMetricsSnapshot, DecodeInput, DecodeOutput, ExecutorCapabilities, ExecutorState,
-                     ExecutorStatus, KvCapacity, MemoryRequirements, ModelInfo, ModelType, PrefillInput,
-                     PrefillOutput, VerifyInput, VerifyOutput)
-from .encoder_cache import feature_key
+from ..types import (
+    CacheMetricsSnapshot,
+    DecodeInput,
+    DecodeOutput,
+    ExecutorCapabilities,
+    ExecutorState,
+    ExecutorStatus,
+    KvCapacity,
+    MemoryRequirements,
+    ModelInfo,
+    ModelType,
+    PrefillInput,
+    PrefillOutput,
+    VerifyInput,
+    VerifyOutput,
+)
 from .kv import KvStore, WhisperKvHandle
 
 MAX_BATCH = 16
@@ -61,9 +73,10 @@ class WhisperContractMixin:
 
     # -- prefill -------------------------------------------------------------------------------
     def _encoder_output(self, inp: PrefillInput) -> tuple[torch.Tensor, str | None]:
-        """The audio a prefill attends to: a handle to reuse, an encoder output or log-mel features."""
+        """The audio a prefill attends to: a handle whose encoder output to reuse, an encoder output
+        or log-mel features."""
         meta = inp.metadata or {}
-        reuse = inp.kv_cache if inp.kv_cache is not None else meta.get("encoder_handle")
+        reuse = meta.get("encoder_handle")
         if reuse is not None:
             handle = self.handles.check(reuse)
             return handle.encoder_output, handle.feature_key
@@ -93,40 +106,61 @@ class WhisperContractMixin:
             return [ids.shape[1]] * ids.shape[0]
         return [int(n) for n in torch.as_tensor(mask).sum(dim=-1).tolist()]  # right padding
 
-    async def prefill(self, input: PrefillInput) -> PrefillOutput:  # noqa: A002 - the contract's name
+    async def prefill(self, input: PrefillInput) -> PrefillOutput:
         return (await self.batch_prefill([input]))[0]
 
     async def batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
-        """All inputs in one encoder pass (cache misses only) and one decoder pass."""
+        """New sequences in one encoder pass (cache misses only) and one decoder pass; an input with
+        ``kv_cache`` set continues that handle instead (chunked prefill)."""
         self._require_ready()
         with self._lock, self.stats.operation("prefill", len(inputs)):
-            encs, keys, ids, lens = [], [], [], []
-            for inp in inputs:
-                tok = self._ids(inp.input_ids)
-                enc, key = self._encoder_output(inp)
-                if enc.shape[0] == 1 and tok.shape[0] > 1:
-                    enc = enc.expand(tok.shape[0], -1, -1)
-                if enc.shape[0] != tok.shape[0]:
-                    raise InvalidParameterError(
-                        f"{enc.shape[0]} audio windows for {tok.shape[0]} prompts",
-                        "pass one window per prompt row, or one window for all rows")
-                encs.append(enc)
-                keys.append(key)
-                ids.append(tok)
-                lens.append(self._lengths(tok, inp.attention_mask))
-            width = max(t.shape[1] for t in ids)
-            padded = torch.cat([F.pad(t, (0, width - t.shape[1]), value=self.tokens.eot) for t in ids])
-            enc_all = encs[0] if len(encs) == 1 else torch.cat([e.contiguous() for e in encs])
-            store = self.runtime.new_store(enc_all)
-            logits = self.runtime.logits(self.runtime.step(store, padded))
-            store.lengths = [n for row in lens for n in row]
-            outputs, row = [], 0
-            for tok, key in zip(ids, keys):
-                rows = list(range(row, row + tok.shape[0]))
-                handle = self.handles.add(WhisperKvHandle(store, rows, key))
-                outputs.append(PrefillOutput(logits[rows[0]:rows[-1] + 1, :tok.shape[1]], handle))
-                row += tok.shape[0]
+            outputs: list[PrefillOutput | None] = [None] * len(inputs)
+            fresh = [i for i, inp in enumerate(inputs) if inp.kv_cache is None]
+            for i, inp in enumerate(inputs):
+                if inp.kv_cache is not None:
+                    outputs[i] = self._extend(inp)
+            if fresh:
+                for i, out in zip(fresh, self._prefill_new([inputs[i] for i in fresh])):
+                    outputs[i] = out
             return outputs
+
+    def _extend(self, inp: PrefillInput) -> PrefillOutput:
+        handle = self.handles.check(inp.kv_cache)
+        tok = self._ids(inp.input_ids)
+        if tok.shape[0] != handle.batch:
+            raise InvalidParameterError(f"{tok.shape[0]} prompt rows for a handle of {handle.batch} rows",
+                                        "pass one row per sequence of the handle")
+        store = self._store_for([handle])
+        return PrefillOutput(self.runtime.logits(self.runtime.step(store, tok)), handle)
+
+    def _prefill_new(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
+        encs, keys, ids, lens = [], [], [], []
+        for inp in inputs:
+            tok = self._ids(inp.input_ids)
+            enc, key = self._encoder_output(inp)
+            if enc.shape[0] == 1 and tok.shape[0] > 1:
+                enc = enc.expand(tok.shape[0], -1, -1)
+            if enc.shape[0] != tok.shape[0]:
+                raise InvalidParameterError(
+                    f"{enc.shape[0]} audio windows for {tok.shape[0]} prompts",
+                    "pass one window per prompt row, or one window for all rows")
+            encs.append(enc)
+            keys.append(key)
+            ids.append(tok)
+            lens.append(self._lengths(tok, inp.attention_mask))
+        width = max(t.shape[1] for t in ids)
+        padded = torch.cat([F.pad(t, (0, width - t.shape[1]), value=self.tokens.eot) for t in ids])
+        enc_all = encs[0] if len(encs) == 1 else torch.cat([e.contiguous() for e in encs])
+        store = self.runtime.new_store(enc_all)
+        logits = self.runtime.logits(self.runtime.step(store, padded))
+        store.lengths = [n for row in lens for n in row]
+        outputs, row = [], 0
+        for tok, key in zip(ids, keys):
+            rows = list(range(row, row + tok.shape[0]))
+            handle = self.handles.add(WhisperKvHandle(store, rows, key))
+            outputs.append(PrefillOutput(logits[rows[0]:rows[-1] + 1, :tok.shape[1]], handle))
+            row += tok.shape[0]
+        return outputs
 
     # -- decode --------------------------------------------------------------------------------
     def _store_for(self, handles: list[WhisperKvHandle]) -> KvStore:
@@ -142,7 +176,7 @@ class WhisperContractMixin:
             row += len(h.rows)
         return store
 
-    async def decode(self, input: DecodeInput) -> DecodeOutput:  # noqa: A002
+    async def decode(self, input: DecodeInput) -> DecodeOutput:
         return (await self.batch_decode([input]))[0]
 
     async def batch_decode(self, inputs: list[DecodeInput]) -> list[DecodeOutput]:
@@ -162,7 +196,7 @@ class WhisperContractMixin:
             logits = self.runtime.logits(self.runtime.step(store, torch.cat(ids)))
             return [DecodeOutput(logits[h.rows[0]:h.rows[-1] + 1], h) for h in handles]
 
-    async def forward_verify(self, input: VerifyInput) -> VerifyOutput:  # noqa: A002
+    async def forward_verify(self, input: VerifyInput) -> VerifyOutput:
         """Score the last accepted token plus N drafts in one forward; logits [N+1, vocab]."""
         self._require_ready()
         with self._lock, self.stats.operation("decode", 1):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import torch
 

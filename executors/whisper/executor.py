@@ -4,16 +4,22 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 
 from ..contract import ModelExecutor
 from ..device import DeviceChoice, resolve_device
-from ..errors import FerrumError, ModelError, NotFoundError, UnsupportedError, wrap_unexpected
+from ..errors import (
+    FerrumError,
+    ModelError,
+    NotFoundError,
+    UnsupportedError,
+    wrap_unexpected,
+)
 from ..stats import ExecutorStats, parameter_bytes
 from ..types import CancelToken, ExecutorState, Progress
 from .contract_ops import WhisperContractMixin
@@ -53,10 +59,14 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     # -- loading ------------------------------------------------------------------------------
     @classmethod
     def from_path(cls, model_path, device: str = "auto", dtype: str = "auto", threads: int | None = None,
-                  quantize: str | None = None, model_id: str | None = None) -> "WhisperModelExecutor":
+                  quantize: str | None = None, model_id: str | None = None) -> WhisperModelExecutor:
         """Load an HF-format Whisper folder (see ``executors.model_store.resolve_model``)."""
-        from transformers import GenerationConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration
-        from transformers import WhisperTokenizerFast
+        from transformers import (
+            GenerationConfig,
+            WhisperFeatureExtractor,
+            WhisperForConditionalGeneration,
+            WhisperTokenizerFast,
+        )
 
         path = Path(model_path)
         if not (path / "config.json").is_file():
@@ -71,7 +81,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             generation_config = GenerationConfig.from_pretrained(path)
         except FerrumError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any loader failure means the folder is unusable
+        except Exception as exc:
             raise ModelError(f"Could not load the Whisper model in {path}: {exc}",
                              "check the folder is a complete Hugging Face Whisper export") from exc
         model = model.to(choice.torch_device).eval()
@@ -119,7 +129,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                 return Longform(self, options, duration, on_segment, on_progress, cancel, timeline).run(windows)
         except FerrumError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise wrap_unexpected(exc, "transcribing audio") from exc
 
     def transcribe_file(self, audio_path, language: str | None = None) -> str:

@@ -8,7 +8,7 @@ holds more than about two windows in memory.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch

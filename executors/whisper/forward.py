@@ -9,8 +9,11 @@ nobody reads.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
@@ -31,6 +34,9 @@ class WhisperRuntime:
         self.n_audio_ctx = cfg.max_source_positions
         self.n_frames = cfg.max_source_positions * 2  # two stride-1/stride-2 convolutions: 3000 frames
         self.encoder_cache = EncoderCache(encoder_cache_entries)
+        # The decoder's key length grows by one every step; cuDNN attention builds a new plan per
+        # shape, so on CUDA the step keeps to the flash / memory-efficient / math kernels.
+        self._cuda_sdpa = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
 
     @property
     def device(self) -> torch.device:
@@ -86,8 +92,13 @@ class WhisperRuntime:
             self_v.append(torch.zeros(shape, dtype=src.dtype, device=src.device))
         return KvStore(self_k, self_v, cross_k, cross_v, [0] * batch, encoder_out)
 
-    @torch.inference_mode()
     def step(self, store: KvStore, input_ids: torch.Tensor) -> torch.Tensor:
+        kernels = sdpa_kernel(self._cuda_sdpa) if self.device.type == "cuda" else contextlib.nullcontext()
+        with kernels:
+            return self._step(store, input_ids)
+
+    @torch.inference_mode()
+    def _step(self, store: KvStore, input_ids: torch.Tensor) -> torch.Tensor:
         """Append ``input_ids`` [B, q] to every row of ``store``; returns hidden states [B, q, d].
 
         Each row continues at its own length; rows shorter than others are masked, so ragged

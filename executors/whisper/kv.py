@@ -65,17 +65,17 @@ class KvStore:
         self.encoder_out = self.encoder_out.index_select(0, idx)
         self.lengths = [self.lengths[i] for i in index.tolist()]
 
-    def rows(self, rows: list[int]) -> "KvStore":
+    def rows(self, rows: list[int]) -> KvStore:
         """A copy holding just ``rows`` (in that order)."""
         store = KvStore(self.self_k, self.self_v, self.cross_k, self.cross_v, list(self.lengths), self.encoder_out)
         store.reorder(torch.tensor(rows, dtype=torch.long))
         return store
 
     @staticmethod
-    def gather(parts: list[tuple["KvStore", list[int]]]) -> "KvStore":
+    def gather(parts: list[tuple[KvStore, list[int]]]) -> KvStore:
         """One store holding the given rows of several stores, in order (for one batched forward)."""
         picked = [store.rows(rows) if rows != list(range(store.batch)) else store for store, rows in parts]
-        cat = lambda name: [torch.cat(ts, dim=0) for ts in zip(*(getattr(p, name) for p in picked))]  # noqa: E731
+        cat = lambda name: [torch.cat(ts, dim=0) for ts in zip(*(getattr(p, name) for p in picked))]
         return KvStore(cat("self_k"), cat("self_v"), cat("cross_k"), cat("cross_v"),
                        [n for p in picked for n in p.lengths],
                        torch.cat([p.encoder_out for p in picked], dim=0))
@@ -132,9 +132,6 @@ class WhisperKvHandle:
     def stats(self) -> dict[str, Any]:
         return {"cache_id": self._id, "rows": len(self.rows), "num_tokens": self.num_tokens,
                 "capacity": self.store.capacity, "bytes": self.store.nbytes()}
-
-    def is_whole_store(self) -> bool:
-        return self.rows == list(range(self.store.batch))
 
 
 class HandleRegistry:

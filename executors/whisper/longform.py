@@ -6,8 +6,9 @@ by the window border is decoded again whole in the next window and never twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..errors import Cancelled
 from ..types import CancelToken, Progress
@@ -57,7 +58,7 @@ def split_window(tokens: list[int], st: SpecialTokens, time_offset: float, frame
 class Longform:
     """One transcription job over a stream of windows."""
 
-    def __init__(self, ex: "WhisperModelExecutor", options: TranscribeOptions, duration: float,
+    def __init__(self, ex: WhisperModelExecutor, options: TranscribeOptions, duration: float,
                  on_segment: Callable[[Segment], None] | None = None,
                  on_progress: Callable[[Progress], None] | None = None,
                  cancel: CancelToken | None = None, timeline=None):

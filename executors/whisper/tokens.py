@@ -45,7 +45,7 @@ class SpecialTokens:
     time_precision: float = 0.02       # seconds per timestamp step
 
     @classmethod
-    def from_model(cls, tokenizer, generation_config, config) -> "SpecialTokens":
+    def from_model(cls, tokenizer, generation_config, config) -> SpecialTokens:
         def need(name: str) -> int:
             tid = _token_id(tokenizer, name)
             if tid is None:

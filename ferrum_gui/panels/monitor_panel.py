@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar, QScrollArea,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from ..widgets.kv_table import DataTable, KeyValueTable
 from ..widgets.plots import LivePlots, SeriesSpec
 
 TITLES = {"whisper": "Speech (Whisper)", "embedding": "Embeddings (BERT)"}
+SHORT = {"whisper": "Whisper", "embedding": "BERT"}
 
 SERIES = [
     SeriesSpec("job_latency_s", "Latency per job", "s", points=True),
@@ -122,9 +123,10 @@ class MonitorPanel(QWidget):
         self.cards = {name: ExecutorCard(name) for name in TITLES}
         self.capabilities = DataTable(["Capability", *(TITLES[n] for n in TITLES)],
                                       "Capabilities appear once a model is loaded.", fit_rows=len(_CAPABILITY_ROWS))
-        self.caches = DataTable(["Executor", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evictions"],
+        self.caches = DataTable(["Model", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evictions"],
                                 "No cache yet: embed some texts to fill the embedding cache.",
-                                fit_rows=len(_CAPABILITY_ROWS))
+                                fit_rows=len(_CAPABILITY_ROWS), stretch=True)
+        self.caches.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.plots = LivePlots(SERIES)
 
         content = QWidget()
@@ -138,13 +140,13 @@ class MonitorPanel(QWidget):
         grid.addWidget(_boxed("Capabilities", self.capabilities), 2, 0)
         grid.addWidget(_boxed("Cache metrics", self.caches), 2, 1)
         grid.setRowStretch(3, 1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setWidget(content)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setWidget(content)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        outer.addWidget(self.scroll)
 
         host.modelStateChanged.connect(self._on_model_state)
         host.statusUpdated.connect(self._on_status)
@@ -186,7 +188,7 @@ class MonitorPanel(QWidget):
         for name, metrics in self._metrics.items():
             snapshot = metrics.get("cache")
             for cache_name, c in (snapshot.caches.items() if snapshot else ()):
-                rows.append([TITLES[name], cache_name, f"{c.hits:,}", f"{c.misses:,}", f"{c.hit_rate:.0%}",
+                rows.append([SHORT[name], cache_name, f"{c.hits:,}", f"{c.misses:,}", f"{c.hit_rate:.0%}",
                              f"{c.entries:,}", format_bytes(c.bytes), f"{c.evictions:,}"])
         self.caches.set_rows(rows)
 

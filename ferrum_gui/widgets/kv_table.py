@@ -10,8 +10,9 @@ from .placeholder import PlaceholderMixin
 
 class DataTable(PlaceholderMixin, QTableWidget):
     def __init__(self, headers: list[str], placeholder: str = "", parent=None, stretch_last: bool = True,
-                 fit_rows: int | None = None):
-        """``fit_rows``: size the table to its rows (at least that many) instead of scrolling."""
+                 fit_rows: int | None = None, stretch: bool = False):
+        """``fit_rows``: size the table to its rows (at least that many) instead of scrolling;
+        ``stretch``: share the width among the columns instead of sizing them to their contents."""
         super().__init__(0, len(headers), parent)
         self.setHorizontalHeaderLabels(headers)
         self.verticalHeader().hide()
@@ -22,7 +23,8 @@ class DataTable(PlaceholderMixin, QTableWidget):
         self.setShowGrid(False)
         self.setWordWrap(False)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch if stretch
+                                    else QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(stretch_last)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
@@ -34,8 +36,14 @@ class DataTable(PlaceholderMixin, QTableWidget):
 
     def _fit(self) -> None:
         rows = max(self._fit_rows, self.rowCount())
-        header = self.horizontalHeader().sizeHint().height() if self.horizontalHeader().isVisible() else 0
-        self.setFixedHeight(rows * self.verticalHeader().defaultSectionSize() + header + 2 * self.frameWidth() + 2)
+        head = self.horizontalHeader()
+        header = max(head.sizeHint().height(), head.height()) if not head.isHidden() else 0
+        self.setFixedHeight(rows * self.verticalHeader().defaultSectionSize() + header + 2 * self.frameWidth() + 4)
+
+    def showEvent(self, event):  # noqa: N802 - the header knows its real height once shown
+        super().showEvent(event)
+        if self._fit_rows is not None:
+            self._fit()
 
     def set_rows(self, rows: list[list[str]]) -> None:
         if self.rowCount() != len(rows):

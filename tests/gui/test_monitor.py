@@ -41,7 +41,7 @@ def test_capabilities_cache_table_and_plots(main_window, host, run_async):
     caps = {row[0]: row[1:] for row in monitor.capabilities.row_texts()}
     assert caps["Max sequence length"][1] == "256"
     assert "cpu" in caps["Devices"][0]
-    embedding_rows = [row for row in monitor.caches.row_texts() if row[0].startswith("Embeddings")]
+    embedding_rows = [row for row in monitor.caches.row_texts() if row[0] == "BERT"]
     assert len(embedding_rows) == 1
     assert _count(embedding_rows[0][2]) >= 1  # hits
     assert len(monitor.plots.buffers["texts_per_s"]) >= 2

@@ -131,3 +131,32 @@ def test_transcript_results_open_in_the_transcribe_panel(main_window, host, spee
     wait_until(lambda: transcribe.current_record_id() == record.id)
     assert main_window.current_panel_key() == "transcribe"
     assert transcribe.view.selected_segment() is not None
+
+
+def test_cancel_indexing_then_reindex_finishes(main_window, host, text_dir, tmp_path, wait_until, listen):
+    folder = tmp_path / "more-posts"
+    folder.mkdir()
+    for line in (text_dir / "newsgroups_mini.jsonl").read_text(encoding="utf-8").splitlines()[-60:]:
+        post = json.loads(line)
+        (folder / f"late-{post['id']:03d}.txt").write_text(f"{post['subject']}\n\n{post['body']}", encoding="utf-8")
+    panel = main_window.show_panel("search")
+    outcomes: list[str] = []
+    panel.indexingFinished.connect(outcomes.append)
+
+    def cancel_on_first_progress(job_id, _progress):
+        if job_id == panel._index_job and not panel._index_cancelled:
+            assert panel.index_progress.isVisible() and panel.cancel_action.isEnabled()
+            panel.cancel_action.trigger()
+
+    listen(host.jobProgress, cancel_on_first_progress)
+    panel.add_sources([folder])
+    wait_until(lambda: outcomes, timeout=300)
+    assert outcomes == ["cancelled"]
+    assert "cancelled" in panel.index_status.text().lower()
+    assert not panel.index_progress.isVisible() and panel.reindex_action.isEnabled()
+
+    host.jobProgress.disconnect(cancel_on_first_progress)
+    panel.reindex_action.trigger()
+    wait_until(lambda: len(outcomes) == 2, timeout=600)
+    assert outcomes[1] == "done"
+    assert str(folder) in panel.source_paths()

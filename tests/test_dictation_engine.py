@@ -1,0 +1,156 @@
+"""The dictation engine on real speech through the file source (the same ring / resample / VAD
+path a microphone uses), plus its bounded memory and its error reporting."""
+
+from __future__ import annotations
+
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from tests.speech_eval import corpus_wer, dev_slice, long_audio, read_audio, require_speech_dev
+
+RATE = 16000
+
+
+@pytest.fixture(scope="module")
+def dev_audio():
+    """Eight dev utterances (LibriVox sentences and telephone prompts) joined with 1 s gaps."""
+    require_speech_dev()
+    picked = [u for u in dev_slice(60) if "pocketsphinx" in str(u.path)][3:7]
+    picked += [u for u in dev_slice(60) if "asterisk" in str(u.path)][::12][:4]
+    audio, reference = long_audio(picked, seconds=1e9, gap=1.0)
+    return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
+
+
+def test_file_dictation_matches_offline_accuracy_and_never_rewrites(whisper_tiny_int8, dev_audio, tmp_path):
+    import soundfile as sf
+
+    from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource, UtteranceEnd
+
+    audio, reference = dev_audio
+    wav = tmp_path / "dev.wav"
+    sf.write(str(wav), np.stack([audio, audio], axis=1), RATE)  # stereo: the mono mix-down runs too
+    events = []
+    engine = DictationEngine(whisper_tiny_int8, DictationOptions(step_s=1.0), on_event=events.append)
+    summary = engine.run(FileSource(wav, speed=0))
+
+    committed = [e for e in events if isinstance(e, Committed)]
+    assert committed, "nothing was committed"
+    running = ""
+    for e in committed:  # committed text only ever grows at its end
+        nxt = f"{running} {e.text}".strip()
+        assert nxt.startswith(running)
+        running = nxt
+        assert 0 <= e.audio_start <= e.audio_end <= len(audio) / RATE + 0.1
+    assert running == summary.text == engine.text
+    starts = [e.audio_start for e in events if isinstance(e, UtteranceEnd)]
+    assert starts == sorted(starts) and summary.utterances == len(starts) >= 4
+
+    offline = whisper_tiny_int8.transcribe(audio).text
+    wer_live, wer_offline = corpus_wer([reference], [summary.text]), corpus_wer([reference], [offline])
+    print(f"\nWER dictation {wer_live:.2f} % vs offline {wer_offline:.2f} %\n live: {summary.text}\n file: {offline}")
+    assert wer_live <= wer_offline + 3.0
+
+
+def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):
+    from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource, Tentative
+
+    audio, _ = dev_audio
+    long_clip = audio[: 12 * RATE]  # the first LibriVox sentence or two
+    events = []
+    DictationEngine(whisper_tiny_int8, DictationOptions(step_s=0.5), on_event=events.append).run(
+        FileSource(long_clip, RATE, speed=0))
+    kinds = [type(e) for e in events if isinstance(e, (Tentative, Committed)) and getattr(e, "text", "")]
+    assert Tentative in kinds and Committed in kinds
+    assert kinds.index(Tentative) < kinds.index(Committed)
+
+
+def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
+    """30 min of audio at full speed: a clip every 5 minutes, silence between (the VAD skips it)."""
+    from executors.dictation import DictationEngine, DictationOptions, FileSource, UtteranceEnd
+
+    require_speech_dev()
+    clip = read_audio(dev_slice(60)[-1].path)
+    period = 300 * RATE
+
+    def chunks():
+        silence = np.zeros(RATE, np.float32)
+        for _ in range(6):
+            yield clip
+            for _ in range((period - len(clip)) // RATE):
+                yield silence
+
+    traced: list[int] = []
+
+    def on_event(event):
+        if isinstance(event, UtteranceEnd):
+            traced.append(tracemalloc.get_traced_memory()[0])
+
+    options = DictationOptions(step_s=1.0)
+    engine = DictationEngine(whisper_tiny_int8, options, on_event=on_event)
+    tracemalloc.start()
+    try:
+        summary = engine.run(FileSource(chunks(), RATE, speed=0))
+    finally:
+        tracemalloc.stop()
+    assert summary.audio_seconds >= 29 * 60
+    assert summary.utterances == 6 == len(traced)
+    growth = max(traced[1:]) - traced[0]
+    print(f"\ntraced memory after each utterance (MB): {[round(t / 2**20, 2) for t in traced]}")
+    assert growth < 4 * 2**20, f"memory grew by {growth / 2**20:.1f} MB over 25 minutes of audio"
+    assert summary.max_buffer_seconds <= options.max_buffer_s + 1.0
+    assert engine._buf.data.size == int((options.max_buffer_s + 2.0) * RATE)  # never reallocated
+
+
+def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, dev_audio):
+    from executors.dictation import DictationEngine, DictationOptions, FileSource, Overrun
+
+    audio, _ = dev_audio
+    events = []
+    engine = DictationEngine(whisper_tiny_int8, DictationOptions(ring_seconds=0.3), on_event=events.append)
+    summary = engine.run(FileSource(audio[: 10 * RATE], RATE, speed=100.0))
+    overruns = [e for e in events if isinstance(e, Overrun)]
+    assert overruns and summary.dropped_seconds > 0
+    assert abs(sum(e.dropped_seconds for e in overruns) - summary.dropped_seconds) < 1e-6
+
+
+def test_unknown_device_is_not_found_with_hint():
+    from executors.dictation import find_input_device
+    from executors.errors import DeviceError, NotFoundError
+
+    try:
+        find_input_device("no-such-microphone-xyz")
+    except NotFoundError as exc:
+        assert exc.hint
+    except DeviceError as exc:  # PortAudio itself is unusable here: that must say so too
+        assert "PortAudio" in str(exc)
+    else:
+        pytest.fail("a made-up device name was accepted")
+
+
+def test_missing_portaudio_is_a_device_error(monkeypatch):
+    """Importing sounddevice raises OSError when libportaudio is absent: it must become a DeviceError."""
+    from executors.dictation import capture
+    from executors.errors import DeviceError
+
+    class NoPortAudio:
+        def find_spec(self, name, path=None, target=None):
+            if name == "sounddevice":
+                raise OSError("PortAudio library not found")
+            return None
+
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoPortAudio(), *sys.meta_path])
+    with pytest.raises(DeviceError) as info:
+        capture.list_input_devices()
+    assert "PortAudio" in str(info.value) and "libportaudio2" in info.value.hint
+
+
+def test_missing_file_is_not_found(tmp_path):
+    from executors.dictation import FileSource
+    from executors.errors import NotFoundError
+
+    with pytest.raises(NotFoundError):
+        FileSource(tmp_path / "missing.wav")
