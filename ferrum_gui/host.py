@@ -326,6 +326,73 @@ class ExecutorHost(QObject, HostServices):
             if self._gui_loop is not None and not self._closed:
                 self._gui_loop.call_soon_threadsafe(self._report, err, "saving a segment")
 
+    # ---- dictation (one thread per session: it runs for minutes, file jobs interleave) -------
+    async def input_devices(self) -> list:
+        """``executors.dictation.InputDevice`` for every audio input (raises DeviceError/NotFoundError)."""
+        from executors.dictation import list_input_devices
+
+        return await self._run(IO, list_input_devices)
+
+    async def dictate(self, source, options, on_event):
+        """Dictate from ``source`` (an ``executors.dictation`` source) until it ends or
+        ``stop_dictation()``; ``on_event`` gets every event on the GUI thread; returns the
+        ``DictationSummary``.  Latency and lag go to the monitor as ``sample`` series."""
+        import threading
+
+        from executors.dictation import Committed, DictationEngine, UtteranceEnd
+
+        ex = await self.ready(WHISPER)
+        forward = self._threadsafe(on_event)
+        sample = self._threadsafe(self.sample.emit)
+
+        def relay(event):
+            forward(event)
+            if isinstance(event, UtteranceEnd):
+                sample("dictation_latency_s", float(event.latency))
+            elif isinstance(event, Committed):
+                sample("dictation_lag_s", float(event.lag))
+
+        engine = self._dictation = DictationEngine(ex, options, on_event=relay)
+        loop = _loop()
+        done = loop.create_future()
+
+        def settle(result, error):
+            if not done.done():
+                done.set_exception(error) if error is not None else done.set_result(result)
+
+        def work():
+            try:
+                result, error = engine.run(source), None
+            except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting panel
+                result, error = None, exc
+            try:
+                loop.call_soon_threadsafe(settle, result, error)
+            except RuntimeError:  # the loop closed while the app quits
+                pass
+
+        self._dictation_thread = threading.Thread(target=work, name="ferrum-dictation", daemon=True)
+        self._dictation_thread.start()
+        try:
+            return await done
+        except Exception as exc:  # noqa: BLE001
+            raise self._report(exc, "dictating") from exc
+        finally:
+            self._dictation = None
+
+    def stop_dictation(self, wait: bool = False) -> None:
+        engine = getattr(self, "_dictation", None)
+        if engine is not None:
+            engine.stop()
+        thread = getattr(self, "_dictation_thread", None)
+        if wait and thread is not None:
+            thread.join(timeout=30)
+
+    async def save_dictation(self, audio_path, transcript) -> int:
+        """Store a dictation session (audio file + transcript) in the transcript history."""
+        record_id = await self._io(lambda h: h.add_dictation(audio_path, transcript))
+        self.historyChanged.emit()
+        return record_id
+
     # ---- shutdown ------------------------------------------------------------------------
     def close(self, wait: bool = True) -> None:
         """Cancel every job, stop polling, join the workers and close the databases."""
@@ -334,6 +401,7 @@ class ExecutorHost(QObject, HostServices):
         self._closed = True
         self._timer.stop()
         self.cancel_all()
+        self.stop_dictation(wait=wait)
         for pool in self._pools.values():
             pool.shutdown(wait=wait, cancel_futures=True)
         if wait:  # both connections allow other threads; the workers are gone by now

@@ -151,8 +151,15 @@ def listen():
         connections.append((signal, fn))
 
     yield connect
-    for signal, fn in connections:
-        signal.disconnect(fn)
+    import warnings
+
+    with warnings.catch_warnings():  # a test may already have disconnected it itself
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for signal, fn in connections:
+            try:
+                signal.disconnect(fn)
+            except (RuntimeError, TypeError):
+                pass
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import torch
 
 from executors.bert import BertModelExecutor, EmbeddingCache
 from executors.bert.batching import pad, plan_batches
-from executors.errors import ModelError, RequestValidationError
-from executors.types import ExecutorState, ModelType, PrefillInput
+from executors.errors import Cancelled, InvalidParameterError, ModelError, RequestValidationError
+from executors.types import CancelToken, ExecutorState, ModelType, PrefillInput
 
 TEXTS = [
     "The shuttle launch was delayed by a day.",
@@ -50,6 +50,20 @@ def test_embed_keeps_input_order_and_duplicates(minilm):
 def test_embed_rejects_non_strings(minilm):
     with pytest.raises(RequestValidationError, match="Text 1 is a int"):
         minilm.embed(["fine", 3])
+
+
+def test_embed_stops_when_cancelled(minilm):
+    token = CancelToken()
+    token.cancel()
+    before = minilm.metrics().computed_texts
+    with pytest.raises(Cancelled):
+        minilm.embed(["never embedded"], use_cache=False, cancel=token)
+    assert minilm.metrics().computed_texts == before
+
+
+def test_int8_needs_float32_weights(minilm_path):
+    with pytest.raises(InvalidParameterError, match="float32"):
+        BertModelExecutor.load(minilm_path, device="cpu", dtype="bfloat16", quantize=True)
 
 
 def test_count_tokens_counts_special_tokens_without_truncation(minilm):

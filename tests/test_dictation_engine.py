@@ -16,10 +16,10 @@ RATE = 16000
 
 @pytest.fixture(scope="module")
 def dev_audio():
-    """Eight dev utterances (LibriVox sentences and telephone prompts) joined with 1 s gaps."""
+    """Six dev utterances (LibriVox sentences, a command, telephone prompts) joined with 1 s gaps."""
     require_speech_dev()
-    picked = [u for u in dev_slice(60) if "pocketsphinx" in str(u.path)][3:7]
-    picked += [u for u in dev_slice(60) if "asterisk" in str(u.path)][::12][:4]
+    picked = [u for u in dev_slice(60) if "pocketsphinx" in str(u.path)][3:6]
+    picked += [u for u in dev_slice(60) if "asterisk" in str(u.path)][::12][:3]
     audio, reference = long_audio(picked, seconds=1e9, gap=1.0)
     return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
 

@@ -121,7 +121,7 @@ class BertModelExecutor(ModelExecutor):
         return bool(self._info.metadata.get("quantized"))
 
     def model(self):
-        """The wrapped ``transformers`` encoder (dynamically quantised when loaded with quantize=True)."""
+        """The wrapped ``transformers`` encoder (its linear layers int8 when loaded with quantize=True)."""
         return self._model
 
     def _backend(self, truncate: bool):

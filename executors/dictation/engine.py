@@ -20,7 +20,7 @@ from ..errors import DeviceError, FerrumError, wrap_unexpected
 from ..vad import WINDOW, StreamingVad
 from .capture import AudioSource
 from .events import (Committed, DictationOptions, DictationSummary, Event, Level, Overrun, Tentative,
-                     UtteranceEnd)
+                     UtteranceEnd, session_transcript)
 from .policy import LocalAgreement, Word
 from .transcriber import PassTranscriber
 
@@ -70,11 +70,18 @@ class DictationEngine:
         self._stop = threading.Event()
         self.summary = DictationSummary(record_path=self.options.record_path)
         self.committed: list[str] = []  # every committed piece, in order (kept on errors)
+        self.utterances: list[tuple[float, float, str]] = []  # (start, end, text) of each finished one
 
     # -- public ------------------------------------------------------------------------------
     @property
     def text(self) -> str:
         return " ".join(self.committed)
+
+    def transcript(self):
+        """The session as a ``Transcript`` (one segment per utterance) for the history."""
+        return session_transcript(self.utterances, self.summary.audio_seconds,
+                                  self.transcriber.options.language or "en",
+                                  getattr(self.transcriber.ex, "model_id", ""))
 
     def stop(self) -> None:
         """Ask ``run`` to finish: the open utterance gets its final pass, then ``run`` returns."""
@@ -184,7 +191,8 @@ class DictationEngine:
 
     def _reset_utterance(self) -> None:
         self._silence_start: int | None = None
-        self._spoke = False            # speech since the last full commit
+        self._spoke = False            # speech (min_speech_ms or more) since the last full commit
+        self._speech_run = 0
         self._last_pass = 0            # buffer size at the last step pass
         self._utt_words: list[str] = []
         self._utt_start: float | None = None
@@ -240,9 +248,11 @@ class DictationEngine:
         if not opened:
             self._buf.append(win)
         if prob >= vad.threshold:
-            self._silence_start, self._spoke = None, True
+            self._silence_start = None
+            self._speech_run += 1
+            self._spoke = self._spoke or self._speech_run * WINDOW >= o.min_speech_ms * RATE // 1000
         elif prob < vad.neg_threshold and self._silence_start is None:
-            self._silence_start = start
+            self._silence_start, self._speech_run = start, 0
         paused = self._silence_start is not None and self._t - self._silence_start >= o.pause_commit_ms * RATE // 1000
         if paused and self._spoke:
             self._commit_all(self._silence_start)
@@ -280,6 +290,8 @@ class DictationEngine:
         words = self.transcriber.words(self._buf.until(speech_end), final=True)
         self._note_buffer()
         new = self._agree.flush(words)
+        if self._agree.committed == len(new) and self._echoes_prompt(new):
+            new = []  # a pass over a breath or a click that just repeats the prompt
         self._commit(new)
         self._emit(Tentative(""))
         self._prompt_words.extend(w.text for w in words)
@@ -290,6 +302,12 @@ class DictationEngine:
         self._final_wall = time.monotonic()
         self._speech_end = speech_end / RATE
 
+    def _echoes_prompt(self, words: list[Word]) -> bool:
+        """Whisper, given little speech, tends to repeat the prompt's last sentence."""
+        keys = [w.key for w in words]
+        recent = [Word(t, 0, 0).key for t in list(self._prompt_words)[-len(keys):]] if keys else []
+        return bool(keys) and keys == recent
+
     def _end_utterance(self) -> None:
         if self._spoke:
             self._commit_all(self._silence_start if self._silence_start is not None else self._t)
@@ -297,6 +315,7 @@ class DictationEngine:
             latency = max(0.0, self._final_wall - self._arrival(self._speech_end))
             self.summary.utterances += 1
             self.summary.latencies.append(latency)
+            self.utterances.append((self._utt_start or 0.0, self._utt_end, " ".join(self._utt_words)))
             self._emit(UtteranceEnd(latency, " ".join(self._utt_words), self._utt_start or 0.0, self._utt_end))
         self._in_utt = False
         self._reset_utterance()

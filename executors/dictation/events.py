@@ -105,3 +105,12 @@ class DictationSummary:
                 "rtf": round(self.rtf, 4), "audio_seconds": round(self.audio_seconds, 2),
                 "passes": self.passes, "dropped_seconds": round(self.dropped_seconds, 3),
                 "record_path": str(self.record_path) if self.record_path else None}
+
+
+def session_transcript(utterances: list[tuple[float, float, str]], duration: float, language: str = "en",
+                       model_id: str = ""):
+    """A dictation session as a ``Transcript``: one segment per (start, end, text) utterance."""
+    from ..whisper.results import Segment, Transcript
+
+    segments = [Segment(i, s, e, " " + t.strip()) for i, (s, e, t) in enumerate(utterances)]
+    return Transcript(language, 1.0, duration, segments, model_id=model_id)

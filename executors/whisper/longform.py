@@ -87,6 +87,7 @@ class Longform:
         mel_cfg = ex.log_mel
         stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
         seek = 0
+        self._progress(0.0)
         while True:
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled("transcription")

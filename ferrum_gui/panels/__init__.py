@@ -30,6 +30,8 @@ PANELS: list[PanelSpec] = [
               "Transcribe audio and video files"),
     PanelSpec("search", "Search", "search", "ferrum_gui.panels.search_panel", "SearchPanel",
               "Search your documents and transcripts by meaning"),
+    PanelSpec("dictation", "Dictation", "dictation", "ferrum_gui.panels.dictation_panel", "DictationPanel",
+              "Live dictation from the microphone"),
     PanelSpec("monitor", "Monitor", "monitor", "ferrum_gui.panels.monitor_panel", "MonitorPanel",
               "Model state, counters and live performance plots"),
 ]

@@ -23,6 +23,8 @@ SERIES = [
     SeriesSpec("texts_per_s", "Embedding throughput", "texts/s", points=True),
     SeriesSpec("memory_mb", "Process memory", "MiB"),
     SeriesSpec("cache_hit_rate", "Cache hit rate", "0–1"),
+    SeriesSpec("dictation_latency_s", "Dictation latency (end of speech → final text)", "s", points=True),
+    SeriesSpec("dictation_lag_s", "Dictation lag (committed text behind live audio)", "s", points=True),
 ]
 
 _CAPABILITY_ROWS = [

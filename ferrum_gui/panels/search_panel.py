@@ -226,61 +226,67 @@ class SearchPanel(QWidget):
     def is_indexing(self) -> bool:
         return self._index_job is not None
 
-    async def reindex(self) -> None:
+    async def reindex(self) -> str:
         """Index every source again (unchanged files are skipped by the index) and the history."""
+        outcome, messages = "done", []
         if self.source_paths():
-            await self.index_files(self.source_paths())
-        if not self._index_cancelled:
-            await self.index_transcripts()
+            outcome, message = await self._index_files(self.source_paths())
+            messages.append(message)
+        if outcome == "done":
+            outcome, message = await self._index_transcripts()
+            messages.append(message)
+        return self._finish(outcome, " · ".join(messages))
 
-    async def index_files(self, paths: list[str]) -> None:
+    async def index_files(self, paths: list[str]) -> str:
+        """Index files or folders into the files collection; returns "done", "cancelled" or "failed"."""
+        return self._finish(*await self._index_files(paths))
+
+    async def index_transcripts(self) -> str:
+        """Add every finished (or partly kept) transcript in the history to the index."""
+        return self._finish(*await self._index_transcripts())
+
+    async def _index_files(self, paths: list[str]) -> tuple[str, str]:
         if self.is_indexing():
-            self.index_status.setText("Indexing is already running; wait for it or cancel it.")
-            return
+            return "busy", "Indexing is already running; wait for it or cancel it."
         job_id = f"index-panel-{next(_index_jobs)}"
         self._set_indexing(True, job_id)
         self.index_status.setText(f"Indexing {len(paths)} source(s)…")
-        outcome = "failed"
         try:
             report = await self.host.index_paths(paths, FILES_COLLECTION, job_id=job_id)
         except Cancelled:
-            outcome = "cancelled"
-            self.index_status.setText("Indexing cancelled; documents finished before that stay searchable.")
+            return "cancelled", "Indexing cancelled; documents finished before that stay searchable."
         except FerrumError:
-            self.index_status.setText("Indexing failed; see the notification for details.")
-        else:
-            outcome = "done"
-            self.index_status.setText(_report_text(report))
+            return "failed", "Indexing failed; see the notification for details."
         finally:
             self._set_indexing(False)
-        self.indexingFinished.emit(outcome)
-        if self.query.text().strip():
-            self.search_now()
+        return "done", _report_text(report)
 
-    async def index_transcripts(self) -> None:
-        """Add every finished (or partly kept) transcript in the history to the index."""
+    async def _index_transcripts(self) -> tuple[str, str]:
         if self.is_indexing():
-            return
+            return "busy", "Indexing is already running; wait for it or cancel it."
         self._set_indexing(True, "transcripts")
-        outcome = "done"
         try:
             entries = [e for e in await self.host.list_history()
                        if e.segment_count and e.status is not RecordStatus.RUNNING]
             for i, entry in enumerate(entries):
                 if self._index_cancelled:
-                    outcome = "cancelled"
-                    break
+                    return "cancelled", f"Indexing cancelled after {i} of {len(entries)} transcript(s)."
                 self.index_status.setText(f"Indexing transcript {i + 1} of {len(entries)}: {entry.name}")
-                self.index_progress.setValue(int(100 * i / max(1, len(entries))))
+                self.index_progress.setValue(100 * i // max(1, len(entries)))
                 await self.host.index_transcript(entry.id)
-            else:
-                self.index_status.setText(f"{len(entries)} transcript(s) are searchable.")
         except FerrumError:
-            outcome = "failed"
-            self.index_status.setText("Indexing the transcripts failed; see the notification for details.")
+            return "failed", "Indexing the transcripts failed; see the notification for details."
         finally:
             self._set_indexing(False)
-        self.indexingFinished.emit(outcome)
+        return "done", f"{len(entries)} transcript(s) are searchable."
+
+    def _finish(self, outcome: str, message: str) -> str:
+        self.index_status.setText(message)
+        if outcome != "busy":
+            self.indexingFinished.emit(outcome)
+            if self.query.text().strip():
+                self.search_now()
+        return outcome
 
     def cancel_indexing(self) -> None:
         if self._index_job is None:
@@ -300,10 +306,11 @@ class SearchPanel(QWidget):
         self.reindex_action.setEnabled(not running)
 
     def _on_progress(self, job_id: str, progress) -> None:
-        if job_id == self._index_job:
+        # The indexer reports files done of all files, and chunks done within the current file.
+        if job_id == self._index_job and progress.unit != "chunks":
             self.index_progress.setValue(round(100 * progress.fraction))
-            if progress.message:
-                self.index_status.setText(progress.message)
+            name = Path(progress.message).name if progress.message else ""
+            self.index_status.setText(f"Indexing {name} ({progress.done:.0f} of {progress.total:.0f} files)")
 
     def _on_model_state(self, name: str, state: str, message: str) -> None:
         if name == "embedding" and state in ("loading", "reloading", "error"):

@@ -143,20 +143,25 @@ def test_cancel_indexing_then_reindex_finishes(main_window, host, text_dir, tmp_
     outcomes: list[str] = []
     panel.indexingFinished.connect(outcomes.append)
 
+    armed = [True]
+    seen_running: list[bool] = []
+
     def cancel_on_first_progress(job_id, _progress):
-        if job_id == panel._index_job and not panel._index_cancelled:
-            assert panel.index_progress.isVisible() and panel.cancel_action.isEnabled()
+        if armed[0] and job_id == panel._index_job and not panel._index_cancelled:
+            seen_running.append(panel.index_progress.isVisible() and panel.cancel_action.isEnabled())
             panel.cancel_action.trigger()
 
     listen(host.jobProgress, cancel_on_first_progress)
     panel.add_sources([folder])
     wait_until(lambda: outcomes, timeout=300)
+    assert seen_running == [True]
     assert outcomes == ["cancelled"]
     assert "cancelled" in panel.index_status.text().lower()
     assert not panel.index_progress.isVisible() and panel.reindex_action.isEnabled()
 
-    host.jobProgress.disconnect(cancel_on_first_progress)
+    armed[0] = False
     panel.reindex_action.trigger()
-    wait_until(lambda: len(outcomes) == 2, timeout=600)
+    wait_until(lambda: len(outcomes) == 2, timeout=300)
     assert outcomes[1] == "done"
+    assert "added" in panel.index_status.text() and "transcript(s) are searchable" in panel.index_status.text()
     assert str(folder) in panel.source_paths()

@@ -1,0 +1,276 @@
+"""Dictation panel: pick an input, watch the level, start/stop (button, Ctrl+D, or hold to talk);
+committed text in the normal colour with the tentative tail greyed after it; latency per
+utterance; copy, clear, and save the session (FLAC + transcript) into the transcript history."""
+
+from __future__ import annotations
+
+import html
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from executors.errors import FerrumError
+
+from ..widgets.level_meter import LevelMeter
+from ..widgets.tasks import TaskSet
+
+START_SHORTCUT = "Ctrl+D"
+
+
+class DictationPanel(QWidget):
+    stateChanged = Signal(str)   # "idle" | "starting" | "listening" | "stopping"
+
+    def __init__(self, host, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.host = host
+        self._tasks = TaskSet(host.failure.emit)
+        self.state = "idle"
+        self.committed: list[str] = []
+        self.tentative = ""
+        self.latencies: list[float] = []
+        self.utterances: list[tuple[float, float, str]] = []
+        self.record_path: Path | None = None
+        self._duration = 0.0
+        self._held = False
+
+        self.device = QComboBox()
+        self.device.setToolTip("Audio input used for dictation")
+        self.device.setMinimumWidth(220)
+        refresh = QToolButton()
+        refresh.setText("↻")
+        refresh.setToolTip("Look for audio inputs again")
+        refresh.clicked.connect(self.refresh_devices)
+        self.meter = LevelMeter()
+        self.start_button = QPushButton("Start")
+        self.start_button.setCheckable(True)
+        self.start_button.setToolTip(f"Start or stop dictation ({START_SHORTCUT})")
+        self.start_button.clicked.connect(self.toggle)
+        self.hold_button = QPushButton("Hold to talk")
+        self.hold_button.setToolTip("Dictate while the button is held down")
+        self.hold_button.pressed.connect(self._hold_pressed)
+        self.hold_button.released.connect(self._hold_released)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Input:"))
+        top.addWidget(self.device, 1)
+        top.addWidget(refresh)
+        top.addWidget(self.meter, 1)
+        top.addWidget(self.start_button)
+        top.addWidget(self.hold_button)
+
+        self.view = QTextBrowser()
+        self.view.setPlaceholderText(f"Press Start ({START_SHORTCUT}) or hold “Hold to talk” and speak.")
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.latency_label = QLabel("Latency: –")
+        self.copy_button = QPushButton("Copy all")
+        self.copy_button.clicked.connect(self.copy_all)
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.clicked.connect(self.clear)
+        self.save_button = QPushButton("Save to history")
+        self.save_button.setToolTip("Keep this session's audio (FLAC) and transcript in the transcript history")
+        self.save_button.clicked.connect(lambda: self._tasks.spawn(self.save(), "saving the dictation"))
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.latency_label, 1)
+        bottom.addWidget(self.copy_button)
+        bottom.addWidget(self.clear_button)
+        bottom.addWidget(self.save_button)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(bottom)
+        shortcut = QShortcut(QKeySequence(START_SHORTCUT), self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(self.toggle)
+        self._update_buttons()
+        self.refresh_devices()
+
+    # ---- devices ---------------------------------------------------------------------------
+    def refresh_devices(self) -> None:
+        self._tasks.spawn(self._load_devices(), "listing audio inputs")
+
+    async def _load_devices(self) -> None:
+        try:
+            devices = await self.host.input_devices()
+        except FerrumError as exc:
+            devices = []
+            self.show_message(str(exc))
+            exc._ferrum_reported = True
+        self.device.clear()
+        for d in devices:
+            self.device.addItem(f"{d.name}{'  (default)' if d.is_default else ''}", d.index)
+            if d.is_default:
+                self.device.setCurrentIndex(self.device.count() - 1)
+        if devices:
+            self.show_message("")
+        elif not self.message.text():
+            self.show_message("No microphone found: connect one (or enable it in the system sound settings) "
+                              "and press ↻.")
+        self._update_buttons()
+
+    # ---- start / stop --------------------------------------------------------------------
+    def toggle(self) -> None:
+        if self.state == "idle":
+            self.start()
+        else:
+            self.stop()
+
+    def start(self, source=None) -> None:
+        """Start a session from the chosen device, or from ``source`` (e.g. a FileSource)."""
+        if self.state != "idle":
+            return
+        self._set_state("starting")
+        self._tasks.spawn(self._session(source), "dictating")
+
+    def start_file(self, path, speed: float = 1.0) -> None:
+        from executors.dictation import FileSource
+
+        self.start(FileSource(path, speed=speed))
+
+    def stop(self) -> None:
+        if self.state in ("starting", "listening"):
+            self._set_state("stopping")
+            self.host.stop_dictation()
+
+    def _hold_pressed(self) -> None:
+        if self.state == "idle":
+            self._held = True
+            self.start()
+
+    def _hold_released(self) -> None:
+        if self._held:
+            self._held = False
+            self.stop()
+
+    async def _session(self, source) -> None:
+        from executors.dictation import DictationOptions, MicrophoneSource
+        from executors.paths import data_dir
+
+        try:
+            if source is None:
+                if self.device.count() == 0:
+                    await self._load_devices()
+                if self.device.count() == 0:
+                    raise_no_device()
+                source = MicrophoneSource(self.device.currentData())
+            folder = data_dir() / "dictation"
+            folder.mkdir(parents=True, exist_ok=True)
+            self.record_path = folder / f"dictation-{time.strftime('%Y%m%d-%H%M%S')}.flac"
+            self._duration = 0.0
+            if self.state == "stopping":
+                return
+            self._set_state("listening")
+            self.show_message(f"Listening on {source.name}…")
+            summary = await self.host.dictate(source, DictationOptions(record_path=self.record_path), self.on_event)
+            self._duration += summary.audio_seconds
+            self.show_message(f"Stopped: {summary.utterances} utterance(s), {summary.audio_seconds:.1f} s of audio.")
+        except FerrumError as exc:
+            self.show_message(str(exc))
+            raise
+        finally:
+            self.meter.reset()
+            self._set_state("idle")
+
+    # ---- events (GUI thread) ---------------------------------------------------------------
+    def on_event(self, event) -> None:
+        from executors.dictation import Committed, Level, Overrun, Tentative, UtteranceEnd
+
+        if isinstance(event, Level):
+            self.meter.set_level(event.rms)
+            return
+        if isinstance(event, Committed):
+            self.committed.append(event.text)
+            self.tentative = ""
+        elif isinstance(event, Tentative):
+            self.tentative = event.text
+        elif isinstance(event, UtteranceEnd):
+            self.latencies.append(event.latency)
+            self.utterances.append((event.audio_start, event.audio_end, event.text))
+            self.committed.append("\n")
+            self._show_latency()
+        elif isinstance(event, Overrun):
+            self.show_message(f"Transcription fell behind: {event.dropped_seconds:.2f} s of audio were dropped.")
+        self._render()
+
+    def _render(self) -> None:
+        grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).name()
+        body = html.escape(self.committed_text(with_breaks=True)).replace("\n", "<br>")
+        if self.tentative:
+            body += f' <span style="color:{grey}">{html.escape(self.tentative)}</span>'
+        self.view.setHtml(body)
+        self.view.verticalScrollBar().setValue(self.view.verticalScrollBar().maximum())
+        self._update_buttons()
+
+    def _show_latency(self) -> None:
+        last = self.latencies[-1] * 1000
+        ordered = sorted(self.latencies)
+        p50 = ordered[len(ordered) // 2] * 1000
+        self.latency_label.setText(f"Latency: last {last:.0f} ms · median {p50:.0f} ms · {len(ordered)} utterance(s)")
+
+    # ---- text actions -----------------------------------------------------------------------
+    def committed_text(self, with_breaks: bool = False) -> str:
+        text = ""
+        for piece in self.committed:
+            if piece == "\n":
+                text = text.rstrip() + ("\n" if with_breaks else " ")
+            else:
+                text += piece + " "
+        return text.strip() if not with_breaks else text.rstrip(" ")
+
+    def tentative_text(self) -> str:
+        return self.tentative
+
+    def copy_all(self) -> None:
+        QGuiApplication.clipboard().setText(self.committed_text(with_breaks=True).strip())
+
+    def clear(self) -> None:
+        self.committed, self.tentative, self.latencies, self.utterances = [], "", [], []
+        self.latency_label.setText("Latency: –")
+        self._render()
+
+    async def save(self) -> int | None:
+        from executors.dictation import session_transcript
+
+        if not self.utterances:
+            self.show_message("Nothing to save yet: dictate something first.")
+            return None
+        model = getattr(self.host.whisper, "model_id", "")
+        transcript = session_transcript(self.utterances, self._duration, model_id=model)
+        record_id = await self.host.save_dictation(self.record_path, transcript)
+        self.show_message("Saved to the transcript history.")
+        return record_id
+
+    # ---- state ------------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+
+    def _set_state(self, state: str) -> None:
+        self.state = state
+        self._update_buttons()
+        self.stateChanged.emit(state)
+
+    def _update_buttons(self) -> None:
+        running = self.state != "idle"
+        self.start_button.setChecked(running)
+        self.start_button.setText("Stop" if running else "Start")
+        self.device.setEnabled(not running)
+        self.save_button.setEnabled(not running and bool(self.utterances))
+        self.copy_button.setEnabled(bool(self.committed))
+
+    def shutdown(self) -> None:
+        self.host.stop_dictation(wait=True)
+        self._tasks.cancel_all()
+
+
+def raise_no_device():
+    from executors.errors import NotFoundError
+
+    raise NotFoundError("No microphone or other audio input device was found",
+                        "connect a microphone, enable it in the system sound settings, then press ↻")
