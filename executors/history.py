@@ -1,8 +1,9 @@
 """Transcript history: every transcription and dictation session, kept in SQLite.
 
 Each finished segment is committed as it arrives (WAL journal), so a crash loses at most the
-segment being decoded; a record that has segments but was never finished is listed as
-``interrupted`` with everything that was saved. User edits to segment text are kept apart
+segment being decoded (synchronous=NORMAL: commits survive a crash of the app; a power cut may
+drop the last few, never corrupt the file). A record that has segments but was never finished is
+listed as ``interrupted`` with everything that was saved. User edits to segment text are kept apart
 from the decoded text so they survive a later ``finish`` of the same record.
 """
 
@@ -117,6 +118,13 @@ def _segment_extra(seg: Segment) -> str:
     return json.dumps(extra)
 
 
+def _upsert_segment(record_id: int, seg: Segment) -> tuple[str, tuple]:
+    return (('INSERT INTO segments (record_id, seg_id, start, "end", text, extra) VALUES (?, ?, ?, ?, ?, ?)'
+            ' ON CONFLICT(record_id, seg_id) DO UPDATE SET start=excluded.start, "end"=excluded."end",'
+            ' text=excluded.text, extra=excluded.extra'),
+            (record_id, seg.id, seg.start, seg.end, seg.text, _segment_extra(seg)))
+
+
 def _segment_from_row(row: sqlite3.Row) -> Segment:
     extra = json.loads(row["extra"] or "{}")
     words = extra.pop("words", None)
@@ -154,10 +162,20 @@ class TranscriptHistory:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+    def _write(self, sql: str, params: tuple = (), *more: tuple[str, tuple]) -> sqlite3.Cursor:
+        """Run one statement (or several: ``more`` = (sql, params) pairs) as one committed transaction."""
         with self._lock:
             try:
-                return self._db.execute(sql, params)  # autocommit: durable when this returns
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    cur = self._db.execute(sql, params)
+                    for extra_sql, extra_params in more:
+                        cur = self._db.execute(extra_sql, extra_params)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                return cur
             except sqlite3.Error as exc:
                 raise IOError_(f"Could not save to the transcript history: {exc}",
                                "check free disk space and that the data folder is writable") from exc
@@ -191,26 +209,23 @@ class TranscriptHistory:
 
     def append_segment(self, record_id: int, segment: Segment) -> None:
         """Save one finished segment now (a user's edit of it, if any, is kept)."""
-        self._write(
-            'INSERT INTO segments (record_id, seg_id, start, "end", text, extra) VALUES (?, ?, ?, ?, ?, ?)'
-            ' ON CONFLICT(record_id, seg_id) DO UPDATE SET start=excluded.start, "end"=excluded."end",'
-            ' text=excluded.text, extra=excluded.extra',
-            (record_id, segment.id, segment.start, segment.end, segment.text, _segment_extra(segment)))
+        self._write(*_upsert_segment(record_id, segment))
 
     def _close_record(self, record_id: int, status: RecordStatus, transcript: Transcript | None,
                       error: str | None) -> None:
+        """Write the final segments and the record's outcome in one transaction."""
         self._require(record_id)
-        for seg in transcript.segments if transcript else ():
-            self.append_segment(record_id, seg)
         if transcript is not None:
-            self._write(
-                "UPDATE records SET status=?, finished=?, language=?, language_probability=?,"
-                " duration=?, task=?, model_id=COALESCE(NULLIF(?, ''), model_id), error=? WHERE id=?",
-                (status.value, time.time(), transcript.language or "", transcript.language_probability,
-                 transcript.duration, transcript.task, transcript.model_id, error, record_id))
+            update = (("UPDATE records SET status=?, finished=?, language=?, language_probability=?,"
+                      " duration=?, task=?, model_id=COALESCE(NULLIF(?, ''), model_id), error=? WHERE id=?"),
+                      (status.value, time.time(), transcript.language or "", transcript.language_probability,
+                       transcript.duration, transcript.task, transcript.model_id, error, record_id))
+            segments = [_upsert_segment(record_id, seg) for seg in transcript.segments]
         else:
-            self._write("UPDATE records SET status=?, finished=?, error=? WHERE id=?",
-                        (status.value, time.time(), error, record_id))
+            update = ("UPDATE records SET status=?, finished=?, error=? WHERE id=?",
+                      (status.value, time.time(), error, record_id))
+            segments = []
+        self._write(*update, *segments)
         self._active.discard(record_id)
 
     def finish(self, record_id: int, transcript: Transcript) -> None:

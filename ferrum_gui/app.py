@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtCore import QSettings, QTimer
 
+    from .api_server import start_api_server
     from .host import ExecutorHost
     from .main_window import MainWindow
     from .settings import HostSettings
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def begin() -> None:
         host.start()
+        start_api_server(host, qsettings)  # when turned on in Preferences → API server
         missing = [p for p in args.files if not p.exists()]
         for path in missing:
             window.notifications.notify(f"{path} does not exist", "check the path you passed to ferrum-gui",

@@ -111,6 +111,11 @@ class ExecutorHost(QObject, HostServices):
         finally:
             self._active[pool] -= 1
 
+    async def run_on(self, name: str, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` on worker ``name`` ("whisper" | "embedding" | "io"), in turn with the
+        GUI's own jobs (the API server's ``ModelService`` goes through here); errors are not reported."""
+        return await self._run(name, fn, *args, **kwargs)
+
     def _report(self, exc: BaseException, doing: str) -> FerrumError:
         """Turn ``exc`` into a FerrumError and emit it on ``failure`` (once per error)."""
         if isinstance(exc, asyncio.CancelledError):
@@ -329,9 +334,7 @@ class ExecutorHost(QObject, HostServices):
     # ---- dictation (one thread per session: it runs for minutes, file jobs interleave) -------
     async def input_devices(self) -> list:
         """``executors.dictation.InputDevice`` for every audio input (raises DeviceError/NotFoundError)."""
-        from executors.dictation import list_input_devices
-
-        return await self._run(IO, list_input_devices)
+        return await self._run(IO, jobs.list_input_devices)  # imports torch: never on the GUI thread
 
     async def dictate(self, source, options, on_event):
         """Dictate from ``source`` (an ``executors.dictation`` source) until it ends or
@@ -339,9 +342,10 @@ class ExecutorHost(QObject, HostServices):
         ``DictationSummary``.  Latency and lag go to the monitor as ``sample`` series."""
         import threading
 
+        ex = await self.ready(WHISPER)
+        # after the load: executors.dictation imports torch, which the loader has imported by now
         from executors.dictation import Committed, DictationEngine, UtteranceEnd
 
-        ex = await self.ready(WHISPER)
         forward = self._threadsafe(on_event)
         sample = self._threadsafe(self.sample.emit)
 

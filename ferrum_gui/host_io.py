@@ -87,8 +87,19 @@ class HostServices:
     async def search(self, query: str, k: int = 10, hybrid: bool = True, collection: str | None = None):
         from executors.search import search_text
 
+        # (E2 edit) collection=None searches every collection of the loaded embedding model (files and
+        # transcripts); a collection nothing was indexed into yet has no hits rather than an error.
         def run(embedder, store):
-            return search_text(store, embedder, query, collection or "default", k=k, hybrid=hybrid)
+            existing = {c.name: c for c in store.collections()}
+            if collection is not None:
+                names = [collection] if collection in existing else []
+            else:
+                names = [name for name, c in existing.items() if c.model_id == embedder.model_id]
+            if len(names) <= 1:
+                return [h for name in names for h in search_text(store, embedder, query, name, k=k, hybrid=hybrid)]
+            vec = embedder.embed([query])[0]
+            hits = [h for name in names for h in store.search(vec, query, name, k=k, hybrid=hybrid)]
+            return sorted(hits, key=lambda h: h.score, reverse=True)[:k]
         return await self._embedding_job(f"searching for '{query}'", run)
 
     async def index_paths(self, paths, collection: str = "default", job_id: str | None = None):

@@ -165,6 +165,13 @@ def play_audio(audio_path: str, start: float, end: float | None) -> None:
                           "check that an audio output device is connected and not in use") from exc
 
 
+def list_input_devices() -> list:
+    """``executors.dictation.list_input_devices()`` (the module imports torch: call it in a worker)."""
+    from executors.dictation import list_input_devices as list_devices
+
+    return list_devices()
+
+
 def stop_audio() -> None:
     try:
         import sounddevice as sd

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from . import theme
 from .settings import DEFAULT_EMBEDDING, HostSettings
 
-SETTINGS_PAGES: list[str] = ["ferrum_gui.preferences:ModelsPage"]
+SETTINGS_PAGES: list[str] = ["ferrum_gui.preferences:ModelsPage", "ferrum_gui.api_settings_page:ApiServerPage"]
 
 DTYPES = [("auto", "Automatic (float32 on CPU, float16 on GPU)"), ("float32", "float32"),
           ("float16", "float16 (GPU only)"), ("bfloat16", "bfloat16")]

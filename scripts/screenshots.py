@@ -81,6 +81,11 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
     await settle(1.5)
     save(window, out, "search", suffix)
 
+    if "dictation" in window.panel_keys():  # live dictation needs a microphone: its ready state only
+        window.show_panel("dictation")
+        await settle(1.0)
+        save(window, out, "dictation", suffix)
+
     monitor = window.show_panel("monitor")
     await host.embed([QUERY, QUERY])  # a cache hit for the cache table
     await settle(2.5)

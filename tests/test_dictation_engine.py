@@ -96,7 +96,7 @@ def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
     finally:
         tracemalloc.stop()
     assert summary.audio_seconds >= 29 * 60
-    assert summary.utterances == 6 == len(traced)
+    assert summary.utterances == len(traced) >= 6
     growth = max(traced[1:]) - traced[0]
     print(f"\ntraced memory after each utterance (MB): {[round(t / 2**20, 2) for t in traced]}")
     assert growth < 4 * 2**20, f"memory grew by {growth / 2**20:.1f} MB over 25 minutes of audio"

@@ -287,7 +287,8 @@ class DictationEngine:
 
     def _commit_all(self, speech_end: int) -> None:
         """A pause or the utterance end: one final pass over the speech, everything committed."""
-        words = self.transcriber.words(self._buf.until(speech_end), final=True)
+        tail = min(self.options.pause_commit_ms, 200) * RATE // 1000  # the VAD's end is a little early
+        words = self.transcriber.words(self._buf.until(min(speech_end + tail, self._t)), final=True)
         self._note_buffer()
         new = self._agree.flush(words)
         if self._agree.committed == len(new) and self._echoes_prompt(new):

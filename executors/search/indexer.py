@@ -13,6 +13,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..types import CancelToken, Progress
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import extract, is_supported, transcript_segments
 from .store import SearchStore
-from .types import Chunk, ChunkOptions, Collection, DocKind, Embedder, IndexReport
+from .types import Chunk, ChunkOptions, Collection, DocKind, Document, Embedder, IndexReport
 
 EMBED_BATCH = 32
 ProgressCallback = Callable[[Progress], None]
@@ -41,16 +42,13 @@ def _cancelled(report: IndexReport, started: float) -> Cancelled:
     return exc
 
 
-def _embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], label: str, on_progress: ProgressCallback | None,
-                  cancel: CancelToken | None) -> np.ndarray:
-    """Embed in batches, reporting Progress(chunks done, chunks total, "chunks") after each."""
+def _embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], cancel: CancelToken | None) -> np.ndarray:
+    """Embed in batches, checking ``cancel`` between them."""
     parts = []
     for i in range(0, len(chunks), EMBED_BATCH):
         if cancel is not None and cancel.cancelled:
             raise Cancelled("cancelled")
         parts.append(np.asarray(embedder.embed([c.text for c in chunks[i:i + EMBED_BATCH]]), dtype=np.float32))
-        if on_progress is not None:
-            on_progress(Progress(min(i + EMBED_BATCH, len(chunks)), len(chunks), "chunks", label))
     if cancel is not None and cancel.cancelled:
         raise Cancelled("cancelled")
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
@@ -85,7 +83,8 @@ def index_paths(store: SearchStore, embedder: Embedder, paths: Iterable[str | os
     """Bring ``collection`` up to date with the files and folders in ``paths``.
 
     ``on_progress`` gets Progress(files done, files total, "files", path) after each file and
-    Progress(chunks done, chunks total, "chunks", path) while a file is embedded. Files that
+    Progress(chunks done, chunks total, "chunks", path) after each embedding batch (the chunks
+    of the files queued for embedding; ``path`` is the file the batch ended in). Files that
     cannot be read are listed in ``report.errors`` and the run goes on. Cancelling raises
     ``Cancelled`` whose ``.partial`` is the report so far."""
     started = time.perf_counter()
@@ -103,47 +102,115 @@ def index_paths(store: SearchStore, embedder: Embedder, paths: Iterable[str | os
             store.remove_document(coll, doc.source)
             report.files_removed += 1
     known = {d.source: d for d in indexed}
-    for done, path in enumerate(files):
-        if cancel is not None and cancel.cancelled:
-            raise _cancelled(report, started)
-        try:
-            _index_file(store, embedder, coll, path, known.get(str(path)), report, on_progress, cancel, options)
-        except Cancelled:
-            raise _cancelled(report, started) from None
-        except (FerrumError, OSError) as exc:
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"reading {path}")
-            report.errors.append((str(path), str(err)))
-        if on_progress is not None:
-            on_progress(Progress(done + 1, len(files), "files", str(path)))
+    batcher = _Batcher(store, embedder, coll, report, on_progress, cancel, len(files))
+    try:
+        for path in files:
+            if cancel is not None and cancel.cancelled:
+                raise Cancelled("cancelled")
+            try:
+                pending = _prepare_file(store, embedder, path, known.get(str(path)), report, options)
+            except (FerrumError, OSError) as exc:
+                err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"reading {path}")
+                report.errors.append((str(path), str(err)))
+                pending = None
+            if pending is None:
+                batcher.file_done(str(path))
+            else:
+                batcher.add(pending)
+        batcher.flush()
+    except Cancelled:
+        raise _cancelled(report, started) from None
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _index_file(store: SearchStore, embedder: Embedder, coll: Collection, path: Path, known, report: IndexReport,
-                on_progress: ProgressCallback | None, cancel: CancelToken | None, options: ChunkOptions | None) -> None:
+@dataclass
+class _Pending:
+    """A changed or new file, chunked and waiting for its vectors."""
+
+    path: Path
+    known: Document | None
+    digest: str
+    kind: DocKind
+    title: str
+    chunks: list[Chunk]
+    mtime: float
+    size: int
+
+
+def _prepare_file(store: SearchStore, embedder: Embedder, path: Path, known: Document | None,
+                  report: IndexReport, options: ChunkOptions | None) -> _Pending | None:
+    """Chunks of ``path`` if it must be (re-)embedded; None (counted as skipped) if unchanged."""
     stat = path.stat()
     if known is not None and known.mtime == stat.st_mtime and known.size == stat.st_size:
         report.files_skipped += 1
-        return
+        return None
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if known is not None and known.content_hash == digest:
         store.touch_document(known, stat.st_mtime, stat.st_size)
         report.files_skipped += 1
-        return
+        return None
     content = extract(path, data)
     if content.segments is not None:
         _, chunks = chunk_segments(content.segments, embedder, options)
     else:
         chunks = chunk_text(content.text, embedder, options)
-    vectors = _embed_chunks(embedder, chunks, str(path), on_progress, cancel)
-    store.put_document(coll, content.kind, str(path), digest, chunks, vectors, title=content.title,
-                       mtime=stat.st_mtime, size=stat.st_size)
-    report.chunks_embedded += len(chunks)
-    if known is None:
-        report.files_added += 1
-    else:
-        report.files_updated += 1
+    return _Pending(path, known, digest, content.kind, content.title, chunks, stat.st_mtime, stat.st_size)
+
+
+class _Batcher:
+    """Embeds the chunks of consecutive files together in full batches (a folder of short notes
+    would otherwise run the model on a few texts at a time) and writes each file, in its own
+    transaction, as soon as all its vectors are in."""
+
+    def __init__(self, store: SearchStore, embedder: Embedder, coll: Collection, report: IndexReport,
+                 on_progress: ProgressCallback | None, cancel: CancelToken | None, total_files: int):
+        self.store, self.embedder, self.coll, self.report = store, embedder, coll, report
+        self.on_progress, self.cancel, self.total_files = on_progress, cancel, total_files
+        self.files_done = 0
+        self.queue: list[_Pending] = []
+
+    def file_done(self, path: str) -> None:
+        self.files_done += 1
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.files_done, self.total_files, "files", path))
+
+    def add(self, pending: _Pending) -> None:
+        self.queue.append(pending)
+        if sum(len(p.chunks) for p in self.queue) >= EMBED_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        owners = [(p, i) for p in self.queue for i in range(len(p.chunks))]
+        vectors: dict[int, list[np.ndarray]] = {id(p): [] for p in self.queue}
+        for p in [p for p in self.queue if not p.chunks]:
+            self._write(p, np.zeros((0, self.coll.dim), np.float32))
+        for start in range(0, len(owners), EMBED_BATCH):
+            if self.cancel is not None and self.cancel.cancelled:
+                raise Cancelled("cancelled")
+            batch = owners[start:start + EMBED_BATCH]
+            out = np.asarray(self.embedder.embed([p.chunks[i].text for p, i in batch]), dtype=np.float32)
+            for (p, i), vec in zip(batch, out):
+                vectors[id(p)].append(vec)
+                if i == len(p.chunks) - 1:  # the file's last chunk: it is complete
+                    if self.cancel is not None and self.cancel.cancelled:
+                        raise Cancelled("cancelled")
+                    self._write(p, np.stack(vectors.pop(id(p))))
+            if self.on_progress is not None:
+                self.on_progress(Progress(min(start + EMBED_BATCH, len(owners)), len(owners), "chunks",
+                                          str(batch[-1][0].path)))
+        self.queue.clear()
+
+    def _write(self, p: _Pending, vectors: np.ndarray) -> None:
+        self.store.put_document(self.coll, p.kind, str(p.path), p.digest, p.chunks, vectors, title=p.title,
+                                mtime=p.mtime, size=p.size)
+        self.report.chunks_embedded += len(p.chunks)
+        if p.known is None:
+            self.report.files_added += 1
+        else:
+            self.report.files_updated += 1
+        self.file_done(str(p.path))
 
 
 def _put_unless_same(store: SearchStore, embedder: Embedder, coll: Collection, kind: DocKind, source: str,
@@ -157,7 +224,7 @@ def _put_unless_same(store: SearchStore, embedder: Embedder, coll: Collection, k
         return report
     chunks = make_chunks()
     try:
-        vectors = _embed_chunks(embedder, chunks, source, None, cancel)
+        vectors = _embed_chunks(embedder, chunks, cancel)
     except Cancelled:
         raise _cancelled(report, started) from None
     store.put_document(coll, kind, source, digest, chunks, vectors, title=title)

@@ -5,13 +5,14 @@ the next window starts. Here the windows are fixed up front instead, as faster-w
 BatchedInferencePipeline does, so ``batch_windows`` of them go through the encoder in one pass
 and through the decoder in one forward per step:
 
-- without VAD, a window ends at the quietest 0.1 s within its last few seconds (so a boundary
-  rarely cuts a word), else at 30 s;
+- without VAD, a window ends in the longest pause of its last 8 seconds (so a boundary rarely
+  cuts a word, and mostly falls between sentences);
 - with ``options.vad_filter``, silero-vad speech spans are packed into windows of at most 30 s.
 
 Windows are decoded without the previous window's text as prompt (they run in parallel); the
 initial prompt, if any, is given to every window. Rows that fail the quality checks are retried
-one by one with the usual temperature fallback.
+one by one with the usual temperature fallback. Text the model leaves out at a window's end (a
+sentence that runs past it) is decoded again from its start as a short extra window.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from .results import Segment, Transcript
 if TYPE_CHECKING:
     from .executor import WhisperModelExecutor
 
-QUIET_SEARCH_SECONDS = 5.0
-QUIET_FRAME_SECONDS = 0.1
+PAUSE_SEARCH_SECONDS = 8.0
+FRAME_SECONDS = 0.02
+MIN_LEFTOVER_SECONDS = 1.0
 
 
 @dataclass
@@ -44,10 +46,11 @@ class Window:
 
 
 def fixed_windows(audio: np.ndarray, window: int, sample_rate: int,
-                  search_s: float = QUIET_SEARCH_SECONDS) -> list[tuple[int, int]]:
-    """Cut ``audio`` into windows of at most ``window`` samples, each ending at the quietest
-    ``QUIET_FRAME_SECONDS`` frame of its last ``search_s`` seconds."""
-    frame = int(QUIET_FRAME_SECONDS * sample_rate)
+                  search_s: float = PAUSE_SEARCH_SECONDS) -> list[tuple[int, int]]:
+    """Cut ``audio`` into windows of at most ``window`` samples. Each ends in the middle of the
+    longest pause of its last ``search_s`` seconds (a sentence end, more often than not), or at the
+    quietest 0.1 s if there is no pause."""
+    frame = int(FRAME_SECONDS * sample_rate)
     search = int(search_s * sample_rate) // frame * frame
     cuts, start, n = [], 0, len(audio)
     while start < n:
@@ -55,12 +58,26 @@ def fixed_windows(audio: np.ndarray, window: int, sample_rate: int,
         if end >= n:
             cuts.append((start, n))
             break
-        tail = audio[end - search:end].reshape(-1, frame)
-        quietest = int(np.argmin(np.square(tail).mean(axis=1)))
-        cut = end - search + quietest * frame + frame // 2
+        rms = np.sqrt(np.square(audio[end - search:end].reshape(-1, frame)).mean(axis=1))
+        cut = end - search + _pause_centre(rms) * frame + frame // 2
         cuts.append((start, cut))
         start = cut
     return cuts
+
+
+def _pause_centre(rms: np.ndarray) -> int:
+    """Index of the middle of the longest run of quiet frames (quiet: under a tenth of the median
+    loudness), else of the quietest 0.1 s."""
+    quiet = rms < max(0.1 * float(np.median(rms)), 1e-4)
+    best_len, best_mid, run = 0, -1, 0
+    for i, q in enumerate(quiet):
+        run = run + 1 if q else 0
+        if run > best_len:
+            best_len, best_mid = run, i - run // 2
+    if best_len >= 3:
+        return best_mid
+    smooth = np.convolve(rms, np.ones(5) / 5, mode="same")
+    return int(np.argmin(smooth))
 
 
 def vad_windows(audio: np.ndarray, window: int, sample_rate: int) -> list[tuple[int, int]]:
@@ -129,37 +146,70 @@ def _decode_rows(ex, enc: torch.Tensor, prompts: list[list[int]], options: Trans
     return results
 
 
+@dataclass
+class _Decoded:
+    window: Window
+    result: DecodeResult
+    enc: torch.Tensor      # [1, T, d]
+    frames: int
+    drafts: list[SegmentDraft]
+    leftover: int          # first sample the window's text did not cover (== window.end if none)
+
+
+def _decode_windows(ex, jobs: list["_Job"], batch: list[Window], options: TranscribeOptions, prompts_for,
+                    cancel: CancelToken | None, final: bool) -> list[_Decoded]:
+    st, mel = ex.tokens, ex.log_mel
+    sr, hop = mel.sample_rate, mel.hop
+    stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
+    feats = [mel.window(jobs[w.job].audio[w.start:w.end]) for w in batch]
+    with ex.stats.operation("prefill", len(batch)):
+        enc, _ = ex.runtime.encode_cached([f for f, _ in feats])
+    for i, w in enumerate(batch):
+        if not jobs[w.job].transcript.language:
+            jobs[w.job].emitter._detect(enc[i:i + 1])
+    results = _decode_rows(ex, enc, prompts_for(batch), options, cancel)
+    out = []
+    for i, (w, (_, frames), result) in enumerate(zip(batch, feats, results)):
+        offset = w.start / sr
+        drafts, leftover = [], w.end
+        if frames > 0 and not is_silence(result, options):
+            drafts, advance = split_window(result.tokens, st, offset, frames, stride)
+            leftover = min(w.end, w.start + advance * hop)
+            if final or (w.end - leftover) < MIN_LEFTOVER_SECONDS * sr:
+                drafts = finish_drafts(drafts, result.tokens, st, offset, (w.end - w.start) / sr)
+                leftover = w.end
+        out.append(_Decoded(w, result, enc[i:i + 1], frames, drafts, leftover))
+    return out
+
+
 def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOptions,
          cancel: CancelToken | None) -> None:
-    st, mel = ex.tokens, ex.log_mel
-    sr = mel.sample_rate
-    stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
-    windows = plan_windows([j.audio for j in jobs], options, mel.n_samples, sr)
+    """Decode the planned windows batch by batch. Whisper stops before a sentence that runs past
+    the window's end (sequential decoding would seek back to it); such uncovered tails are decoded
+    again as short windows of their own, batched together, before the batch's segments are emitted."""
+    st, sr = ex.tokens, ex.log_mel.sample_rate
+    windows = plan_windows([j.audio for j in jobs], options, ex.log_mel.n_samples, sr)
     initial = options.initial_prompt
     previous = ex.encode_text(" " + initial.strip()) if initial and initial.strip() else []
     timestamps = not options.extra.get("without_timestamps", False)
-    for first in range(0, len(windows), options.batch_windows):
+
+    def prompts_for(batch: list[Window]) -> list[list[int]]:
+        return [st.prompt(previous, jobs[w.job].emitter._language(), options.task, timestamps=timestamps)
+                for w in batch]
+
+    size = options.batch_windows
+    for first in range(0, len(windows), size):
         if cancel is not None:
             cancel.raise_if_cancelled("transcription")
-        batch = windows[first:first + options.batch_windows]
-        feats = [mel.window(jobs[w.job].audio[w.start:w.end]) for w in batch]
-        with ex.stats.operation("prefill", len(batch)):
-            enc, _ = ex.runtime.encode_cached([f for f, _ in feats])
-        for i, w in enumerate(batch):
-            lf = jobs[w.job].emitter
-            if not lf.transcript.language:
-                lf._detect(enc[i:i + 1])
-        prompts = [st.prompt(previous, jobs[w.job].emitter._language(), options.task, timestamps=timestamps)
-                   for w in batch]
-        results = _decode_rows(ex, enc, prompts, options, cancel)
-        for i, (w, (_, frames), result) in enumerate(zip(batch, feats, results)):
-            lf = jobs[w.job].emitter
-            offset = w.start / sr
-            if frames > 0 and not is_silence(result, options):
-                drafts, _ = split_window(result.tokens, st, offset, frames, stride)
-                drafts = finish_drafts(drafts, result.tokens, st, offset, (w.end - w.start) / sr)
-                lf._emit(drafts, result, enc[i:i + 1])
-            lf._progress(w.end / sr)
+        decoded = _decode_windows(ex, jobs, windows[first:first + size], options, prompts_for, cancel, final=False)
+        tails = [Window(d.window.job, d.leftover, d.window.end) for d in decoded if d.leftover < d.window.end]
+        for part in range(0, len(tails), size):
+            decoded += _decode_windows(ex, jobs, tails[part:part + size], options, prompts_for, cancel, final=True)
+        for d in sorted(decoded, key=lambda d: (d.window.job, d.window.start)):
+            lf = jobs[d.window.job].emitter
+            if d.drafts:
+                lf._emit(d.drafts, d.result, d.enc)
+            lf._progress(d.window.end / sr)
     for job in jobs:
         job.emitter._progress(job.transcript.duration)
 

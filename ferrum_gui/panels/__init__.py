@@ -3,7 +3,8 @@
 A panel is a QWidget built as ``Panel(host, parent=None)``; it only connects to the host.
 Optional hooks the main window uses when a panel has them:
 ``enqueue(paths)`` (dropped/opened files), ``focus_search()`` (Ctrl+F), ``shutdown()`` (on close).
-A new panel registers itself with ``register_panel(PanelSpec(...), before="monitor")``.
+A new panel is a line in ``PANELS`` (or ``register_panel(PanelSpec(...), before="monitor")`` called
+before the main window is built, e.g. by a plugin).
 """
 
 from __future__ import annotations

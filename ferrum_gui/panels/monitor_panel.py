@@ -25,6 +25,9 @@ SERIES = [
     SeriesSpec("cache_hit_rate", "Cache hit rate", "0–1"),
     SeriesSpec("dictation_latency_s", "Dictation latency (end of speech → final text)", "s", points=True),
     SeriesSpec("dictation_lag_s", "Dictation lag (committed text behind live audio)", "s", points=True),
+    SeriesSpec("api_requests_per_s", "API requests", "req/s"),
+    SeriesSpec("api_latency_s", "API latency per request", "s", points=True),
+    SeriesSpec("api_queue_depth", "API queue depth (waiting + running)", "requests"),
 ]
 
 _CAPABILITY_ROWS = [
@@ -51,7 +54,7 @@ def format_bytes(n: float | None) -> str:
         return "—"
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            return f"{n:.0f} {unit}" if unit == "B" or abs(n) >= 100 else f"{n:.1f} {unit}"
         n /= 1024
     return str(n)
 
@@ -125,7 +128,7 @@ class MonitorPanel(QWidget):
         self.cards = {name: ExecutorCard(name) for name in TITLES}
         self.capabilities = DataTable(["Capability", *(TITLES[n] for n in TITLES)],
                                       "Capabilities appear once a model is loaded.", fit_rows=len(_CAPABILITY_ROWS))
-        self.caches = DataTable(["Model", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evictions"],
+        self.caches = DataTable(["Model", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evicted"],
                                 "No cache yet: embed some texts to fill the embedding cache.",
                                 fit_rows=len(_CAPABILITY_ROWS), stretch=True)
         self.caches.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)

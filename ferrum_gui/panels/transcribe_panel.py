@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QStyle,
     QToolButton,
@@ -79,10 +80,13 @@ class TranscribePanel(QWidget):
         left.addWidget(queue_box)
         left.addWidget(history_box)
 
-        self.title = QLabel("No transcript open")
+        self.title = QLabel()
         self.title.setStyleSheet("font-weight:600;")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long file name must not push the queue narrower: the title gives way (full name in its tooltip).
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TranscriptView()
+        self._set_title("No transcript open")
         self.export_action = self._action("Export…", "Ctrl+E", QStyle.StandardPixmap.SP_DialogSaveButton,
                                           self.export_dialog)
         self.index_action = self._action("Add to search", "Ctrl+Shift+I", QStyle.StandardPixmap.SP_FileDialogContentsView,
@@ -121,6 +125,10 @@ class TranscribePanel(QWidget):
         layout.addWidget(self.status)
         self._update_model_state(*self.host.model_state("whisper"))
         self._update_actions()
+
+    def _set_title(self, text: str) -> None:
+        self.title.setText(text)
+        self.title.setToolTip(text)
 
     def _tool_button(self, text, icon, tip, slot) -> QToolButton:
         button = QToolButton()
@@ -210,7 +218,7 @@ class TranscribePanel(QWidget):
             if record_id is not None:
                 self.show_record(record_id)
             else:  # it failed before anything was saved (e.g. not an audio file)
-                self.title.setText(f"{name} — {state}")
+                self._set_title(f"{name} — {state}")
                 self._update_actions()
 
     def _clear_finished(self) -> None:
@@ -240,7 +248,7 @@ class TranscribePanel(QWidget):
         self._record_id = self.queue.record_id(job_id)
         self._audio_path = str(path)
         self._transcript = None
-        self.title.setText(f"{path.name} — transcribing…")
+        self._set_title(f"{path.name} — transcribing…")
         self.view.set_segments(self.queue.segments(job_id))
         self._update_actions()
 
@@ -263,7 +271,7 @@ class TranscribePanel(QWidget):
         self._transcript = record.transcript
         self.view.set_segments(record.transcript.segments)
         name = Path(record.source).name or record.source
-        self.title.setText(f"{name} — {record.status.value}" if record.status.value != "done" else name)
+        self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
             self.view.play_selected()
         self._update_actions()
@@ -356,7 +364,7 @@ class TranscribePanel(QWidget):
             self._record_id = None
             self._transcript = None
             self.view.clear_segments()
-            self.title.setText("No transcript open")
+            self._set_title("No transcript open")
             self._update_actions()
 
     # --- drag and drop ---------------------------------------------------------------------

@@ -152,6 +152,7 @@ class JobList(PlaceholderMixin, QTreeWidget):
         if state.finished:
             job.ended = time.monotonic() if job.started is not None else None
             job.cancel.setEnabled(False)
+            job.cancel.setVisible(False)
             if state is JobState.DONE:
                 job.bar.setValue(100)
         icons = {JobState.DONE: QStyle.StandardPixmap.SP_DialogApplyButton,

@@ -25,6 +25,8 @@ class DataTable(PlaceholderMixin, QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch if stretch
                                     else QHeaderView.ResizeMode.ResizeToContents)
+        if stretch:
+            self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header.setStretchLastSection(stretch_last)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)

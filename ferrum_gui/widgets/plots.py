@@ -51,6 +51,7 @@ class LivePlots(QWidget):
     """A grid of small plots, one per series; redrawn once a second while visible."""
 
     COLUMNS = 3
+    ROW_HEIGHT = 200
 
     def __init__(self, specs: list[SeriesSpec], parent: QWidget | None = None, refresh_ms: int = 1000):
         super().__init__(parent)
@@ -98,7 +99,6 @@ class LivePlots(QWidget):
         pg.setConfigOptions(antialias=True, background=palette.color(QPalette.ColorRole.Base),
                             foreground=palette.color(QPalette.ColorRole.Text))
         self._graphics = pg.GraphicsLayoutWidget()
-        self._graphics.setMinimumHeight(400)
         self._pen = pg.mkPen(palette.color(QPalette.ColorRole.Highlight), width=2)
         self._brush = pg.mkBrush(palette.color(QPalette.ColorRole.Highlight))
         self._loading.hide()
@@ -106,7 +106,12 @@ class LivePlots(QWidget):
         for i, spec in enumerate(self.specs):
             self._add_plot(spec, i)
 
+    def _fit_height(self) -> None:
+        rows = -(-len(self.specs) // self.COLUMNS)
+        self._graphics.setMinimumHeight(rows * self.ROW_HEIGHT)
+
     def _add_plot(self, spec: SeriesSpec, index: int) -> None:
+        self._fit_height()
         plot = self._graphics.addPlot(row=index // self.COLUMNS, col=index % self.COLUMNS)
         plot.setTitle(spec.title + (f" ({spec.unit})" if spec.unit else ""), size="9pt")
         plot.setXRange(-WINDOW_S, 0, padding=0.01)

@@ -104,8 +104,8 @@ def test_index_folder_search_as_you_type_and_open(main_window, posts_dir, wait_u
 
 def test_transcript_results_open_in_the_transcribe_panel(main_window, host, speech_dir, tmp_path,
                                                          wait_until, run_async):
-    audio, _ = sf.read(str(speech_dir / "pocketsphinx/goforward.flac"), dtype="float32")
-    clip = tmp_path / "robot.wav"
+    audio, _ = sf.read(str(speech_dir / "pocketsphinx/forever_input_2.flac"), dtype="float32")
+    clip = tmp_path / "forever.wav"
     sf.write(str(clip), np.concatenate([audio, np.zeros(8000, np.float32)]), 16000)
     run_async(host.transcribe(clip), timeout=300)
 
@@ -119,11 +119,15 @@ def test_transcript_results_open_in_the_transcribe_panel(main_window, host, spee
     opened: list[tuple[int, int]] = []
     panel.openTranscript.connect(lambda rid, sid: opened.append((rid, sid)))
     panel.scope.setCurrentIndex(panel.scope.findData("transcripts"))
-    hits = run_async(panel.search("go forward ten meters"))
+    hits = run_async(panel.search("these days go on forever"))
     assert hits and hits[0].doc_kind.value == "transcript"
     record = next(e for e in run_async(host.list_history()) if e.source == str(clip))
     assert hits[0].source == f"history:{record.id}"
-    assert panel.results.source_text(0).startswith("robot.wav")
+    assert panel.results.source_text(0).startswith("forever.wav")
+
+    panel.scope.setCurrentIndex(0)  # "Everything": files and transcripts together
+    assert panel.scope.currentData() is None
+    assert f"history:{record.id}" in [h.source for h in run_async(panel.search("these days go on forever"))]
 
     panel.results.activate_row(0)
     assert opened and opened[0][0] == record.id

@@ -1,0 +1,101 @@
+"""``POST /v1/audio/transcriptions`` and ``/v1/audio/translations`` (OpenAI's request and response shapes)."""
+
+from __future__ import annotations
+
+import math
+
+from aiohttp import web
+
+from executors.exporters import render_transcript, to_verbose_json
+from executors.service import WHISPER
+from executors.whisper.options import TranscribeOptions
+
+from .errors import invalid
+from .routes_models import checked_executor
+from .upload import Upload, read_upload
+
+FORMATS = ("json", "text", "srt", "vtt", "verbose_json")
+GRANULARITIES = ("word", "segment")
+
+
+def _temperature(upload: Upload) -> tuple[float, ...] | None:
+    raw = upload.get("temperature")
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise invalid(f"temperature must be a number from 0 to 1, got '{raw}'", param="temperature")
+    # OpenAI: 0 means "raise the temperature automatically when decoding fails" = our fallback ladder
+    return None if value == 0 else (value,)
+
+
+def _granularities(upload: Upload, fmt: str) -> set[str]:
+    values = upload.fields.get("timestamp_granularities[]", []) + upload.fields.get("timestamp_granularities", [])
+    chosen = {v.strip() for v in values if v.strip()}
+    unknown = chosen - set(GRANULARITIES)
+    if unknown:
+        raise invalid(f"Unknown timestamp granularity {sorted(unknown)}; use 'word' and/or 'segment'",
+                      param="timestamp_granularities")
+    if chosen and fmt != "verbose_json":
+        raise invalid("timestamp_granularities needs response_format 'verbose_json'",
+                      param="timestamp_granularities")
+    return chosen or {"segment"}
+
+
+def _options(upload: Upload, task: str, granularities: set[str]) -> TranscribeOptions:
+    options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
+                                word_timestamps="word" in granularities)
+    if task == "transcribe":
+        options.language = (upload.get("language") or "").strip().lower() or None
+    temperatures = _temperature(upload)
+    if temperatures is not None:
+        options.temperatures = temperatures
+    return options
+
+
+def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
+    if fmt == "text":
+        return web.Response(text=transcript.text.strip() + "\n", content_type="text/plain")
+    if fmt in ("srt", "vtt"):
+        return web.Response(text=render_transcript(transcript, fmt), content_type="text/plain")
+    usage = {"type": "duration", "seconds": int(math.ceil(transcript.duration))}
+    if fmt == "json":
+        return web.json_response({"text": transcript.text.strip(), "usage": usage})
+    body = to_verbose_json(transcript)
+    body["text"] = body["text"].strip()
+    if "segment" not in granularities:
+        body.pop("segments", None)
+    if "word" in granularities:
+        body.setdefault("words", [])
+    body["usage"] = usage
+    return web.json_response(body)
+
+
+async def _handle(request: web.Request, task: str) -> web.Response:
+    upload = await read_upload(request, request.app["ferrum.config"].max_upload_bytes)
+    if not upload.file:
+        raise invalid("The 'file' part is missing or empty; send the audio file as multipart field 'file'",
+                      param="file", code="missing_required_parameter")
+    fmt = (upload.get("response_format") or "json").strip()
+    if fmt not in FORMATS:
+        raise invalid(f"Unknown response_format '{fmt}'; use one of {', '.join(FORMATS)}", param="response_format")
+    granularities = _granularities(upload, fmt)
+    executor = await checked_executor(request, WHISPER, upload.get("model"))
+    if task == "translate" and not executor.is_multilingual:
+        raise invalid(f"The model '{executor.model_id}' is English-only and cannot translate; load a "
+                      "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
+                      param="model", code="unsupported_model")
+    options = _options(upload, task, granularities)
+    transcript = await request.app["ferrum.queue"].transcribe(upload.file, options)
+    return _respond(transcript, fmt, granularities)
+
+
+async def transcriptions(request: web.Request) -> web.Response:
+    return await _handle(request, "transcribe")
+
+
+async def translations(request: web.Request) -> web.Response:
+    return await _handle(request, "translate")

@@ -1,0 +1,131 @@
+"""The API server inside the app: same qasync loop, same executors, same workers as the GUI.
+
+``HostModelService`` is the host seen through ``executors.service.ModelService``; the controller
+(one per host, a child QObject found with ``api_controller(host)``) starts and stops the server when
+the API settings change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from PySide6.QtCore import QObject, Signal
+
+from executors.errors import FerrumError, wrap_unexpected
+
+from .settings import _coerce
+
+_GROUP = "api"
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    enabled: bool = False
+    port: int = 8765
+    auth: bool = True
+    max_upload_mb: int = 200
+
+    @classmethod
+    def load(cls, qsettings) -> "ApiSettings":
+        defaults = cls()
+        qsettings.beginGroup(_GROUP)
+        try:
+            return cls(**{f.name: _coerce(qsettings.value(f.name, getattr(defaults, f.name)),
+                                          getattr(defaults, f.name)) for f in fields(cls)})
+        finally:
+            qsettings.endGroup()
+
+    def save(self, qsettings) -> None:
+        qsettings.beginGroup(_GROUP)
+        try:
+            for f in fields(self):
+                qsettings.setValue(f.name, getattr(self, f.name))
+        finally:
+            qsettings.endGroup()
+
+
+class HostModelService:
+    """``ModelService`` over ``ExecutorHost``: API requests queue on the GUI's own worker threads."""
+
+    def __init__(self, host):
+        self.host = host
+
+    async def executor(self, kind: str):
+        return await self.host.ready(kind)
+
+    async def run(self, kind: str, fn, *args, **kwargs):
+        return await self.host.run_on(kind, fn, *args, **kwargs)
+
+    def record(self, series: str, value: float) -> None:
+        self.host.sample.emit(series, float(value))
+
+
+class ApiServerController(QObject):
+    stateChanged = Signal(str, str)   # "stopped" | "running" | "error", message (the URL when running)
+
+    def __init__(self, host):
+        super().__init__(host)
+        self.setObjectName("ferrumApiServer")
+        self.host = host
+        self.server = None
+        self.state, self.message = "stopped", "The API server is off"
+        self.applied: ApiSettings | None = None
+
+    @property
+    def url(self) -> str | None:
+        return self.server.url if self.server is not None else None
+
+    @property
+    def token(self) -> str | None:
+        from ferrum_api.auth import load_or_create_token
+
+        return self.server.token if self.server is not None else load_or_create_token()
+
+    async def apply(self, settings: ApiSettings) -> None:
+        """Stop the running server (if any) and start one for ``settings`` when enabled."""
+        from ferrum_api.server import ApiConfig, ApiServer
+
+        if settings == self.applied and (self.state == "running") == settings.enabled:
+            return  # nothing changed: keep clients connected
+        self.applied = settings
+        await self.stop()
+        if not settings.enabled:
+            return
+        try:
+            config = ApiConfig(port=settings.port, auth=settings.auth,
+                               max_upload_bytes=int(settings.max_upload_mb) * 2**20)
+            server = ApiServer(HostModelService(self.host), config)
+            url = await server.start()
+        except Exception as exc:  # noqa: BLE001 - shown in the settings page and as a notification
+            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, "starting the API server")
+            self._set("error", err.message)
+            self.host.failure.emit(err)
+            return
+        self.server = server
+        self._set("running", url)
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            server, self.server = self.server, None
+            await server.stop()
+        self._set("stopped", "The API server is off")
+
+    def _set(self, state: str, message: str) -> None:
+        self.state, self.message = state, message
+        self.stateChanged.emit(state, message)
+
+
+def api_controller(host) -> ApiServerController:
+    """The host's controller, created on first use."""
+    controller = host.findChild(ApiServerController, "ferrumApiServer")
+    return controller if controller is not None else ApiServerController(host)
+
+
+def start_api_server(host, qsettings):
+    """Start the server at app start when the user turned it on; returns the future (or None)."""
+    settings = ApiSettings.load(qsettings)
+    if not settings.enabled:
+        return None
+    import asyncio
+
+    return asyncio.ensure_future(api_controller(host).apply(settings))
