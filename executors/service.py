@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from .errors import Cancelled, FerrumError, wrap_unexpected
 

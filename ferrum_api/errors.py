@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from executors.errors import ErrorKind, FerrumError, InvalidParameterError, wrap_unexpected
+from executors.errors import (
+    ErrorKind,
+    FerrumError,
+    InvalidParameterError,
+    wrap_unexpected,
+)
 
 INVALID_REQUEST = "invalid_request_error"
 SERVER_ERROR = "server_error"
@@ -32,7 +37,7 @@ class ApiError(Exception):
         self.status, self.message, self.type, self.param, self.code = status, message, type, param, code
 
     @classmethod
-    def from_ferrum(cls, err: FerrumError, param: str | None = None) -> "ApiError":
+    def from_ferrum(cls, err: FerrumError, param: str | None = None) -> ApiError:
         status = _STATUS.get(err.kind, 500)
         return cls(status, str(err), type=INVALID_REQUEST if status < 500 else SERVER_ERROR,
                    param=getattr(err, "param", None) or param, code=_code(err, status))

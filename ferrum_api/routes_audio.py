@@ -10,6 +10,7 @@ from executors.exporters import render_transcript, to_verbose_json
 from executors.service import WHISPER
 from executors.whisper.options import TranscribeOptions
 
+from .config import CONFIG, QUEUE
 from .errors import invalid
 from .routes_models import checked_executor
 from .upload import Upload, read_upload
@@ -61,7 +62,7 @@ def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
         return web.Response(text=transcript.text.strip() + "\n", content_type="text/plain")
     if fmt in ("srt", "vtt"):
         return web.Response(text=render_transcript(transcript, fmt), content_type="text/plain")
-    usage = {"type": "duration", "seconds": int(math.ceil(transcript.duration))}
+    usage = {"type": "duration", "seconds": math.ceil(transcript.duration)}
     if fmt == "json":
         return web.json_response({"text": transcript.text.strip(), "usage": usage})
     body = to_verbose_json(transcript)
@@ -75,7 +76,7 @@ def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
 
 
 async def _handle(request: web.Request, task: str) -> web.Response:
-    upload = await read_upload(request, request.app["ferrum.config"].max_upload_bytes)
+    upload = await read_upload(request, request.app[CONFIG].max_upload_bytes)
     if not upload.file:
         raise invalid("The 'file' part is missing or empty; send the audio file as multipart field 'file'",
                       param="file", code="missing_required_parameter")
@@ -89,7 +90,7 @@ async def _handle(request: web.Request, task: str) -> web.Response:
                       "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
                       param="model", code="unsupported_model")
     options = _options(upload, task, granularities)
-    transcript = await request.app["ferrum.queue"].transcribe(upload.file, options)
+    transcript = await request.app[QUEUE].transcribe(upload.file, options)
     return _respond(transcript, fmt, granularities)
 
 

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from executors.service import EMBEDDING
 
+from .config import CONFIG, QUEUE
 from .errors import invalid
 from .routes_models import checked_executor
 from .upload import too_large
@@ -24,9 +25,7 @@ def _is_token_list(value) -> bool:
 
 def _texts(raw, executor) -> list[str]:
     """Normalise ``input`` to texts; token ids are this model's tokenizer ids, decoded back to text."""
-    if isinstance(raw, str):
-        items = [raw]
-    elif _is_token_list(raw):
+    if isinstance(raw, str) or _is_token_list(raw):
         items = [raw]
     elif isinstance(raw, list) and raw and all(isinstance(x, str) or _is_token_list(x) for x in raw):
         items = raw
@@ -57,7 +56,7 @@ def _encode(vector: np.ndarray, fmt: str):
 
 
 async def embeddings(request: web.Request) -> web.Response:
-    limit = request.app["ferrum.config"].max_upload_bytes
+    limit = request.app[CONFIG].max_upload_bytes
     if request.content_length is not None and request.content_length > limit:
         raise too_large(limit)
     try:
@@ -76,7 +75,7 @@ async def embeddings(request: web.Request) -> web.Response:
     if "input" not in body:
         raise invalid("The 'input' field is required", param="input", code="missing_required_parameter")
     texts = _texts(body["input"], executor)
-    vectors, tokens = await request.app["ferrum.queue"].embed(texts)
+    vectors, tokens = await request.app[QUEUE].embed(texts)
     used = int(sum(tokens))
     return web.json_response({
         "object": "list",

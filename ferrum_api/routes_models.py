@@ -8,6 +8,7 @@ from aiohttp import web
 
 from executors.service import EMBEDDING, WHISPER
 
+from .config import QUEUE
 from .errors import ApiError, invalid
 
 # OpenAI's names for the model kinds; clients written for OpenAI send these.
@@ -24,7 +25,7 @@ async def checked_executor(request: web.Request, kind: str, requested: str | Non
     if not requested:
         raise invalid("The 'model' field is required; GET /v1/models lists the models this server has",
                       param="model", code="missing_required_parameter")
-    executor = await request.app["ferrum.queue"].service.executor(kind)
+    executor = await request.app[QUEUE].service.executor(kind)
     names = (model_id(executor), *ALIASES[kind])
     if requested not in names:
         raise ApiError(404, f"The model '{requested}' does not exist on this server; use one of: "
@@ -33,7 +34,7 @@ async def checked_executor(request: web.Request, kind: str, requested: str | Non
 
 
 async def list_models(request: web.Request) -> web.Response:
-    service = request.app["ferrum.queue"].service
+    service = request.app[QUEUE].service
     data = []
     for kind in (WHISPER, EMBEDDING):
         executor = await service.executor(kind)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ipaddress
 import logging
 import time
-from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -17,34 +15,13 @@ from executors.service import ModelService
 
 from . import routes_audio, routes_embeddings, routes_models
 from .auth import auth_middleware, load_or_create_token
+from .config import CONFIG, METER, QUEUE, ApiConfig, is_loopback
 from .errors import to_api_error
 from .work_queue import WorkQueue
 
 log = logging.getLogger("ferrum_api")
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-DEFAULT_MAX_UPLOAD_MB = 200
 SAMPLE_PERIOD_S = 1.0
-
-
-@dataclass(frozen=True)
-class ApiConfig:
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT            # 0 = any free port
-    token: str | None = None            # None = the saved token (generated on first start)
-    auth: bool = True
-    allow_remote: bool = False
-    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_MB * 2**20
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class RequestMeter:
@@ -96,9 +73,9 @@ def create_app(service: ModelService, config: ApiConfig, token: str | None) -> w
     # error middleware first so that auth failures get the envelope too
     app = web.Application(middlewares=[_error_middleware(meter), auth_middleware(token)],
                           client_max_size=config.max_upload_bytes)
-    app["ferrum.config"] = config
-    app["ferrum.queue"] = queue
-    app["ferrum.meter"] = meter
+    app[CONFIG] = config
+    app[QUEUE] = queue
+    app[METER] = meter
     app.router.add_get("/v1/models", routes_models.list_models)
     app.router.add_post("/v1/audio/transcriptions", routes_audio.transcriptions)
     app.router.add_post("/v1/audio/translations", routes_audio.translations)
@@ -124,7 +101,7 @@ class ApiServer:
 
     @property
     def queue(self) -> WorkQueue:
-        return self.app["ferrum.queue"]
+        return self.app[QUEUE]
 
     @property
     def url(self) -> str:
@@ -150,7 +127,7 @@ class ApiServer:
                            "another program uses this port; pick another one") from exc
         self._runner = runner
         self.port = runner.addresses[0][1]
-        self._sampler = asyncio.ensure_future(self.app["ferrum.meter"].run())
+        self._sampler = asyncio.ensure_future(self.app[METER].run())
         return self.url
 
     async def stop(self) -> None:

@@ -26,7 +26,7 @@ class ApiSettings:
     max_upload_mb: int = 200
 
     @classmethod
-    def load(cls, qsettings) -> "ApiSettings":
+    def load(cls, qsettings) -> ApiSettings:
         defaults = cls()
         qsettings.beginGroup(_GROUP)
         try:

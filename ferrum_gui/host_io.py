@@ -129,6 +129,22 @@ class HostServices:
         self.indexChanged.emit()
         return report
 
+    async def remove_sources(self, paths, collection: str = "default") -> int:
+        """(E2 addition) Drop the indexed documents of files or folders; returns how many went."""
+        roots = [str(Path(p).expanduser().absolute()) for p in paths]  # as index_paths records them
+
+        def run(_embedder, store):
+            if collection not in {c.name for c in store.collections()}:
+                return 0
+            coll = store.collection(collection)
+            gone = [d.source for d in store.documents(coll)
+                    if any(d.source == r or d.source.startswith(r.rstrip("/") + "/") for r in roots)]
+            return sum(bool(store.remove_document(coll, source)) for source in gone)
+        removed = await self._embedding_job("removing sources from the search index", run)
+        if removed:
+            self.indexChanged.emit()
+        return removed
+
     async def index_transcript(self, record_id):
         from executors.search import index_transcript
 

@@ -156,7 +156,7 @@ class PreferencesDialog(QDialog):
     def __init__(self, host, qsettings: QSettings, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("Preferences")
-        self.setMinimumSize(680, 420)
+        self.setMinimumSize(780, 460)
         self.pages: list[SettingsPage] = [_load_page(ref)(host, qsettings, self) for ref in SETTINGS_PAGES]
         self.nav = QListWidget()
         self.nav.setObjectName("NavList")

@@ -98,8 +98,11 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
 
     dialog = window.show_preferences()
     await until(lambda: dialog.page(ModelsPage).device.count() > 1, 30)
-    await settle()
-    save(dialog, out, "preferences", suffix)
+    for row, page in enumerate(dialog.pages):
+        dialog.nav.setCurrentRow(row)
+        await settle()
+        slug = "" if row == 0 else "-" + "".join(c if c.isalnum() else "-" for c in page.title.lower())
+        save(dialog, out, f"preferences{slug}", suffix)
     dialog.close()
 
     bad = work / "meeting-notes.wav"

@@ -21,7 +21,7 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from executors.exporters import parse_srt, parse_vtt  # noqa: E402
+from executors.exporters import parse_srt, parse_vtt
 
 TOKEN = "test-token-0123456789"
 LIMIT = 4 * 2**20
@@ -278,3 +278,33 @@ def test_concurrent_embedding_requests_are_coalesced(api):
     np.testing.assert_allclose(vectors, api.minilm.embed(texts, use_cache=False), atol=1e-5)
     assert queue.stats.embed_requests - requests_before == len(texts)
     assert queue.stats.embed_calls - calls_before < len(texts)
+
+
+def test_client_default_encoding_round_trips(client, api):
+    """The openai client asks for base64 by default and decodes it; the floats must survive."""
+    texts = ["base64 on the wire", "decoded by the client"]
+    default = client.embeddings.create(model=api.minilm.model_id, input=texts)
+    np.testing.assert_allclose(np.array([d.embedding for d in default.data], dtype=np.float32),
+                               api.minilm.embed(texts, use_cache=False), atol=1e-6)
+
+
+def test_remote_address_needs_allow_remote(api):
+    from executors.errors import InvalidParameterError
+    from ferrum_api.server import ApiConfig, ApiServer
+
+    with pytest.raises(InvalidParameterError, match="allow-remote"):
+        ApiServer(api.server.service, ApiConfig(host="0.0.0.0", token=TOKEN))
+    assert ApiServer(api.server.service, ApiConfig(host="0.0.0.0", token=TOKEN, allow_remote=True)).token == TOKEN
+    done = subprocess.run([sys.executable, "-m", "ferrum_cli.main", "serve", "--host", "0.0.0.0", "--port", "0"],
+                          check=False, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],
+                          timeout=GUARD_S)
+    assert done.returncode == 1 and "--allow-remote" in done.stderr
+
+
+def test_token_is_generated_once_and_kept(tmp_path):
+    from ferrum_api.auth import load_or_create_token
+
+    path = tmp_path / "api_token"
+    first = load_or_create_token(path)
+    assert len(first) > 30 and load_or_create_token(path) == first
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -52,6 +52,7 @@ class SearchPanel(QWidget):
     openTranscript = Signal(int, int)
     resultsShown = Signal(str, int)     # query, number of hits
     indexingFinished = Signal(str)      # "done" | "cancelled" | "failed"
+    sourcesRemoved = Signal(int)        # documents dropped from the index
 
     def __init__(self, host, parent=None, settings: QSettings | None = None):
         super().__init__(parent)
@@ -202,10 +203,22 @@ class SearchPanel(QWidget):
         return True
 
     def remove_selected_source(self) -> None:
+        """Forget the selected sources and drop their documents from the index."""
+        removed = []
         for item in self.sources.selectedItems():
             if item.data(_PATH_ROLE) != TRANSCRIPTS_SOURCE:
+                removed.append(item.data(_PATH_ROLE))
                 self.sources.takeItem(self.sources.row(item))
         self._save_sources()
+        if removed:
+            self._tasks.spawn(self._unindex(removed), "removing sources from the index")
+
+    async def _unindex(self, paths: list[str]) -> None:
+        count = await self.host.remove_sources(paths, FILES_COLLECTION)
+        self.index_status.setText(f"Removed {count} document(s) from the index.")
+        self.sourcesRemoved.emit(count)
+        if self.query.text().strip():
+            self.search_now()
 
     def _save_sources(self) -> None:
         if self._settings is not None:

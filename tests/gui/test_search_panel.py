@@ -169,3 +169,12 @@ def test_cancel_indexing_then_reindex_finishes(main_window, host, text_dir, tmp_
     assert outcomes[1] == "done"
     assert "added" in panel.index_status.text() and "transcript(s) are searchable" in panel.index_status.text()
     assert str(folder) in panel.source_paths()
+
+    # Removing the source drops all of its documents from the index again.
+    removed: list[int] = []
+    panel.sourcesRemoved.connect(removed.append)
+    panel.sources.setCurrentRow(panel.source_paths().index(str(folder)) + 1)  # row 0: the history
+    panel.remove_action.trigger()
+    assert str(folder) not in panel.source_paths()
+    wait_until(lambda: removed, timeout=120)
+    assert removed == [60]

@@ -11,7 +11,8 @@ import soundfile as sf
 
 from executors.errors import DeviceError
 from executors.exporters import parse_srt
-from executors.history import RecordStatus
+from executors.history import RecordStatus, TranscriptHistory
+from executors.whisper.results import Segment
 
 LIBRIVOX = sorted(f"pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0{n}.flac"
                   for n in (870, 880, 890, 920, 930))
@@ -208,6 +209,12 @@ def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host
     run_async(_record_where(host, record_id, lambda r: r.edited_segments == {seg_id}))
     main_window.close()
 
+    # A previous session that died mid-transcription left a record with segments but no finish.
+    crashed = TranscriptHistory()
+    lost = crashed.begin(str(tmp_path / "crashed.wav"), "whisper-tiny.en", None)
+    crashed.append_segment(lost, Segment(id=0, start=0.0, end=2.0, text=" saved before the crash"))
+    crashed.close()
+
     # A new host (its own history connection on the same data dir) and a new window, as after a restart.
     fresh = ExecutorHost()
     window = MainWindow(fresh)
@@ -220,6 +227,10 @@ def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host
         reopened.history.itemActivated.emit(reopened.history.currentItem(), 0)
         wait_until(lambda: reopened.current_record_id() == record_id)
         assert reopened.view.segment_text(0) == "Eight of spades, edited"
+        assert reopened.history.row_text(lost)[1:] == ["crashed.wav", "0:02", "–", "interrupted"]
+        reopened.show_record(lost)
+        wait_until(lambda: reopened.current_record_id() == lost)
+        assert reopened.view.segment_text(0) == "saved before the crash"
     finally:
         window.close()
         window.deleteLater()
