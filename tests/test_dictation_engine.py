@@ -9,16 +9,18 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from tests.speech_eval import corpus_wer, dev_slice, long_audio, read_audio, require_speech_dev
+from tests.speech_eval import (corpus_wer, dev_slice, load_speech_dev, long_audio, read_audio,
+                               require_speech_dev)
 
 RATE = 16000
 
 
 @pytest.fixture(scope="module")
 def dev_audio():
-    """Six dev utterances (LibriVox sentences, a command, telephone prompts) joined with 1 s gaps."""
+    """The 13 pocketsphinx utterances (LibriVox sentences, commands, digits) and three telephone
+    prompts, joined with 1 s gaps."""
     require_speech_dev()
-    picked = [u for u in dev_slice(60) if "pocketsphinx" in str(u.path)][3:6]
+    picked = [u for u in load_speech_dev() if "pocketsphinx" in str(u.path)]
     picked += [u for u in dev_slice(60) if "asterisk" in str(u.path)][::12][:3]
     audio, reference = long_audio(picked, seconds=1e9, gap=1.0)
     return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
@@ -58,7 +60,7 @@ def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):
     from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource, Tentative
 
     audio, _ = dev_audio
-    long_clip = audio[: 12 * RATE]  # the first LibriVox sentence or two
+    long_clip = audio[: 12 * RATE]  # the first few utterances
     events = []
     DictationEngine(whisper_tiny_int8, DictationOptions(step_s=0.5), on_event=events.append).run(
         FileSource(long_clip, RATE, speed=0))

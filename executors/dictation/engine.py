@@ -320,6 +320,9 @@ class DictationEngine:
             self._emit(UtteranceEnd(latency, " ".join(self._utt_words), self._utt_start or 0.0, self._utt_end))
         self._in_utt = False
         self._reset_utterance()
+        if not self.options.prompt_previous:
+            self._prompt_words.clear()
+            self.transcriber.set_prompt("")
         self._buf.reset(self._t)
         self._agree.reset()
 

@@ -53,6 +53,9 @@ class DictationOptions:
     preroll_s: float = 0.3            # audio kept before the VAD's speech start
     trim_after_s: float = 6.0         # then cut the buffer at a committed segment end
     max_buffer_s: float = 15.0        # ... and at the last committed word beyond this
+    prompt_previous: bool = False     # condition on earlier utterances too (tiny.en then drops or
+                                      # echoes short ones); committed text trimmed from the buffer
+                                      # always conditions the rest of its utterance
     short_context: bool = True        # encode only the buffered audio (False: a padded 30 s window)
     min_context_s: float = 8.0        # shorter contexts loop on short audio (see bench/dictation.py)
     context_pad_s: float = 1.0        # padding after the audio in the short context

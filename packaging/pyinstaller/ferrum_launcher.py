@@ -1,0 +1,26 @@
+"""Entry point of both frozen executables: ``ferrum-gui`` starts the app, anything else runs the CLI.
+
+One script for both keeps a single PyInstaller analysis (torch + transformers take most of the build
+time); the executable's own name picks the program.
+"""
+
+import multiprocessing
+import os
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    multiprocessing.freeze_support()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundle carries its models; never reach the hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    name = Path(sys.executable).stem.lower()
+    if name.startswith("ferrum-gui") or name == "ferrum desktop":
+        from ferrum_gui.app import main as gui_main
+        return gui_main()
+    from ferrum_cli.main import main as cli_main
+    return cli_main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
