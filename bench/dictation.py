@@ -11,6 +11,7 @@
     python bench/dictation.py                  # 20 utterances, 1 s gaps
     python bench/dictation.py --all            # the whole dev set
     python bench/dictation.py --skip-context   # only the live run
+    python bench/dictation.py --final-short    # final passes on the short context as well
 """
 
 from __future__ import annotations
@@ -73,15 +74,15 @@ def context_accuracy(ex, utterances, pads: list[float], min_contexts: list[float
     print(format_table(["encoder context", "WER %", "loops", "median pass ms", "× full"], rows))
 
 
-def live(ex, utterances, gap: float, speed: float, step: float, pad: float) -> None:
+def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool) -> None:
     from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource
 
     audio, reference = long_audio(utterances, seconds=1e9, gap=gap)
     audio = np.concatenate([np.zeros(int(gap * 16000), np.float32), audio])
     commits: list[Committed] = []
-    engine = DictationEngine(ex, DictationOptions(step_s=step),
+    options = DictationOptions(step_s=step, context_pad_s=pad, final_full_window=final_full)
+    engine = DictationEngine(ex, options,
                              on_event=lambda e: commits.append(e) if isinstance(e, Committed) else None)
-    engine.transcriber.pad_s = pad
     t0 = time.perf_counter()
     summary = engine.run(FileSource(audio, 16000, speed=speed))
     wall = time.perf_counter() - t0
@@ -92,7 +93,8 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float) -> N
     lat = np.array(summary.latencies) * 1000
     lags = np.array(summary.lags) * 1000
     print(f"\nLive dictation at {speed:g}× real time: {len(utterances)} utterances, {seconds:.1f} s of audio, "
-          f"step {step:g} s, wall {wall:.1f} s")
+          f"step {step:g} s, final pass on the {'full 30 s window' if final_full else 'short context'}, "
+          f"wall {wall:.1f} s")
     print(format_table(["figure", "value"], [
         ["utterances ended", str(summary.utterances)],
         ["latency p50 / p95 ms", f"{np.percentile(lat, 50):.0f} / {np.percentile(lat, 95):.0f}" if lat.size else "-"],
@@ -116,8 +118,9 @@ def main() -> None:
     p.add_argument("--speed", type=float, default=1.0, help="1 = real time")
     p.add_argument("--step", type=float, default=0.5, help="re-transcription step, seconds")
     p.add_argument("--pad", type=float, default=1.0, help="padding after the audio in the short context")
-    p.add_argument("--pads", default="0,1,2", help="paddings compared in the context table")
-    p.add_argument("--min-contexts", default="10", help="minimum short contexts compared (seconds)")
+    p.add_argument("--pads", default="0,1", help="paddings compared in the context table")
+    p.add_argument("--min-contexts", default="8", help="minimum short contexts compared (seconds)")
+    p.add_argument("--final-short", action="store_true", help="final passes on the short context too")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--quantize", default="int8", help="int8 (default) or none")
     p.add_argument("--skip-context", action="store_true")
@@ -129,7 +132,7 @@ def main() -> None:
         context_accuracy(ex, utterances, [float(x) for x in args.pads.split(",")],
                          [float(x) for x in args.min_contexts.split(",") if x])
     if not args.skip_live:
-        live(ex, utterances, args.gap, args.speed, args.step, args.pad)
+        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ paragraphs) in one process, interleaved round by round with the same torch threa
 embedding cache is off. Prints the median texts/s of each, the ratios to the peer, and the
 int8 fidelity (cosine to our fp32 rows).
 
-    python bench/embed.py --threads 2 --rounds 5
+    python bench/embed.py --threads 1 --rounds 3 --limit 600
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--model", help="model folder (default: bundled all-MiniLM-L6-v2)")
-    parser.add_argument("--threads", type=int, default=2)
+    # 1 by default: on a shared machine a multi-thread OpenMP team waits on descheduled threads
+    # at every op, which swamps what is measured; pass --threads N on an idle machine
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="use only the first N texts")
     parser.add_argument("--st-batch-size", type=int, default=32, help="sentence-transformers batch size")

@@ -1,6 +1,7 @@
 """Build the one-folder bundle with PyInstaller, smoke-test it and print its size.
 
     python packaging/build.py [--multilingual] [--no-smoke] [--clean]
+    python packaging/build.py --skip-build [--startup-runs 5]   # smoke-test / time an existing build
 
 Output: ``packaging/dist/ferrum-desktop/`` (``ferrum-gui``, ``ferrum`` and ``_internal/``); on macOS also
 ``packaging/dist/Ferrum Desktop.app``. Needs the ``packaging`` extra: ``pip install -e '.[packaging]'``.
@@ -10,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import statistics
+import tempfile
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -37,20 +42,57 @@ def build(multilingual: bool, clean: bool) -> Path:
 
 
 def smoke(folder: Path) -> None:
-    """Both programs start from the bundle: the CLI prints its help and lists the bundled models, the GUI
-    shows its window (offscreen) and quits."""
+    """Both programs start from the bundle: CLI help and model list, a real transcription with VAD and an
+    embedding (bundled models, silero's ONNX, PyAV), and the GUI's window (offscreen)."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    checks = [
-        [str(folder / f"ferrum{EXE_SUFFIX}"), "--help"],
-        [str(folder / f"ferrum{EXE_SUFFIX}"), "models"],
-        [str(folder / f"ferrum-gui{EXE_SUFFIX}"), "--quit-after-show"],
-    ]
-    for cmd in checks:
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-        print(f"$ {' '.join(Path(cmd[0]).name if i == 0 else c for i, c in enumerate(cmd))}  -> rc {done.returncode}")
-        print((done.stdout + done.stderr).strip()[-1500:])
+    cli, gui = str(folder / f"ferrum{EXE_SUFFIX}"), str(folder / f"ferrum-gui{EXE_SUFFIX}")
+    out_dir = Path(tempfile.mkdtemp(prefix="ferrum-smoke-"))
+    checks = [([cli, "--help"], None), ([cli, "models"], None),
+              ([cli, "embed", "--json", "--threads", "1"], "a bundled sentence\n"),
+              ([gui, "--quit-after-show"], None)]
+    speech = _speech_sample()
+    if speech:
+        checks.insert(2, ([cli, "transcribe", "--vad", "--threads", "1", "-o", str(out_dir), str(speech[0])], None))
+    for cmd, stdin in checks:
+        done = subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, timeout=600)
+        print(f"$ {Path(cmd[0]).name} {' '.join(cmd[1:])}  -> rc {done.returncode}")
+        print((done.stdout + done.stderr).strip()[-600:])
         if done.returncode != 0:
             raise SystemExit(f"smoke test failed: {cmd}")
+    if speech:
+        text = (out_dir / f"{speech[0].stem}.txt").read_text(encoding="utf-8").strip()
+        print(f"transcript: {text!r} (reference {speech[1]!r})")
+        if not text:
+            raise SystemExit("smoke test failed: the bundle transcribed nothing")
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _speech_sample() -> tuple[Path, str] | None:
+    """A short clip (line 2 after the header) of ../shared/eval/speech-dev beside the checkout, if that data set is there."""
+    tsv = HERE.parents[1] / "shared" / "eval" / "speech-dev" / "transcripts.tsv"
+    if not tsv.is_file():
+        return None
+    rel, reference = tsv.read_text(encoding="utf-8").splitlines()[2].split("\t", 1)
+    return tsv.parent / rel, reference
+
+
+def startup_seconds(folder: Path, runs: int) -> None:
+    """``--quit-after-show`` wall time of the bundle's ferrum-gui against the venv's, interleaved, medians."""
+    venv_gui = shutil.which("ferrum-gui", path=str(Path(sys.executable).parent))
+    if venv_gui is None:
+        print("no ferrum-gui next to this Python: startup comparison skipped")
+        return
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    peers = {"bundle": str(folder / f"ferrum-gui{EXE_SUFFIX}"), "venv": venv_gui}
+    times: dict[str, list[float]] = {name: [] for name in peers}
+    for _ in range(runs):
+        for name, exe in peers.items():
+            started = time.perf_counter()
+            subprocess.run([exe, "--quit-after-show"], env=env, capture_output=True, check=True, timeout=300)
+            times[name].append(time.perf_counter() - started)
+    bundle, venv = (statistics.median(times[n]) for n in ("bundle", "venv"))
+    print(f"ferrum-gui --quit-after-show, median of {runs}: bundle {bundle:.2f} s, venv {venv:.2f} s, "
+          f"ratio bundle/venv {bundle / venv:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,10 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--multilingual", action="store_true", help="also bundle Whisper base (multilingual extra)")
     parser.add_argument("--no-smoke", action="store_true", help="skip starting the built programs")
     parser.add_argument("--clean", action="store_true", help="empty PyInstaller's cache first")
+    parser.add_argument("--skip-build", action="store_true", help="use the existing packaging/dist build")
+    parser.add_argument("--startup-runs", type=int, default=0, metavar="N",
+                        help="time the GUI's start-up N times against the venv's (interleaved)")
     args = parser.parse_args(argv)
-    folder = build(args.multilingual, args.clean)
+    folder = DIST / "ferrum-desktop" if args.skip_build else build(args.multilingual, args.clean)
+    if not folder.is_dir():
+        raise SystemExit(f"{folder} does not exist: run without --skip-build first")
     if not args.no_smoke:
         smoke(folder)
+    if args.startup_runs:
+        startup_seconds(folder, args.startup_runs)
     print(f"{folder}: {folder_bytes(folder) / 2**20:.0f} MiB")
     return 0
 

@@ -85,5 +85,5 @@ def test_cancel_returns_partial(whisper_tiny, long_input):
     token = CancelToken()
     with pytest.raises(Cancelled) as info:
         whisper_tiny.transcribe(audio, TranscribeOptions(language="en", batch_windows=2),
-                                on_segment=lambda s: token.cancel())
+                                on_segment=lambda s: token.cancel(), cancel=token)
     assert info.value.partial is not None and info.value.partial.segments

@@ -56,7 +56,9 @@ class DictationOptions:
     prompt_previous: bool = False     # condition on earlier utterances too (tiny.en then drops or
                                       # echoes short ones); committed text trimmed from the buffer
                                       # always conditions the rest of its utterance
-    short_context: bool = True        # encode only the buffered audio (False: a padded 30 s window)
+    short_context: bool = True        # step passes encode only the buffered audio (else a padded 30 s window)
+    final_full_window: bool = True    # the commit-all pass at a pause uses the full window: on the dev
+                                      # set short contexts keep step-pass WER but not every final word
     min_context_s: float = 8.0        # shorter contexts loop on short audio (see bench/dictation.py)
     context_pad_s: float = 1.0        # padding after the audio in the short context
     tokens_per_second: float = 8.0    # a pass stops after 8 + this * seconds tokens (no loops)

@@ -17,12 +17,14 @@ _COMPRESSION_LIMIT = 2.4
 
 class PassTranscriber:
     def __init__(self, executor, language: str | None, short_context: bool = True,
-                 min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0):
+                 min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0,
+                 final_full_window: bool = False):
         self.ex = executor
         self.options = executor._check_options(TranscribeOptions(language=language))
         self.short_context = short_context
         self.min_context_s = min_context_s
         self.pad_s = pad_s
+        self.final_full_window = final_full_window
         self.fallbacks = 0
         self.full_fallback = True   # a final pass that looped is redone on the padded 30 s window
         self.collapse_loops = True  # keep a loop's first occurrence instead of discarding the pass
@@ -49,7 +51,7 @@ class PassTranscriber:
             return self._last_words
         t0 = time.perf_counter()
         with self.ex._lock:  # the executor is shared with file transcription
-            words = self._decode(samples, self.short_context)
+            words = self._decode(samples, self.short_context and not (final and self.final_full_window))
             if final and self.short_context and words is None and self.full_fallback:
                 self.fallbacks += 1
                 words = self._decode(samples, False)  # a looping short pass: retry on the full window

@@ -59,8 +59,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     # -- loading ------------------------------------------------------------------------------
     @classmethod
     def from_path(cls, model_path, device: str = "auto", dtype: str = "auto", threads: int | None = None,
-                  quantize: str | None = None, model_id: str | None = None) -> WhisperModelExecutor:
-        """Load an HF-format Whisper folder (see ``executors.model_store.resolve_model``)."""
+                  quantize: str | None = "auto", model_id: str | None = None) -> WhisperModelExecutor:
+        """Load an HF-format Whisper folder (see ``executors.model_store.resolve_model``).
+
+        ``quantize``: "auto" (default) = int8 linear layers on the CPU when ``dtype`` is left on
+        "auto" (measured faster at the same WER, see bench/transcribe.py), float weights otherwise;
+        "int8"; None/"none" = float weights."""
         from transformers import (
             GenerationConfig,
             WhisperFeatureExtractor,
@@ -87,6 +91,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         model = model.to(choice.torch_device).eval()
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
         applied = None
+        if quantize == "auto" and (dtype or "auto") != "auto":   # (B3) an explicit dtype keeps float weights
+            quantize = None
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
         return cls(model, tokenizer, feature_extractor, generation_config, choice,
