@@ -25,9 +25,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench.common import format_table, interleaved, median  # noqa: E402
+from bench.common import format_table, interleaved, median
 
 NEWSGROUPS = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "text-dev" / "newsgroups_mini.jsonl"
 DIM = 384
@@ -102,52 +102,54 @@ def build_store(path: Path, vectors: np.ndarray):
     return store
 
 
-def bench_search(sizes: list[int], queries: int, work: Path) -> None:
+def bench_size(n: int, queries: int, work: Path) -> list[list[str]]:
+    """Rows of the latency table for one collection size."""
+    from executors.search import SearchStore
+
+    vectors = synthetic(n)
+    t0 = time.perf_counter()
+    build_store(work / f"vectors{n}.db", vectors).close()
+    built = time.perf_counter() - t0
+    store = SearchStore(work / f"vectors{n}.db")
+    t0 = time.perf_counter()
+    store.matrix(store.collection("bench"))  # the first search after opening loads the matrix
+    loaded = time.perf_counter() - t0
+    qs = synthetic(queries, seed=2)
+    it = {"ours": iter(qs), "peer": iter(qs), "hybrid": iter(qs)}
+    texts = iter([" ".join(np.random.default_rng(i).choice(WORDS, 3)) for i in range(queries)])
+
+    def peer() -> list[int]:
+        s = vectors @ next(it["peer"])
+        top = np.argpartition(-s, 10)[:10]
+        return top[np.argsort(-s[top])].tolist()
+
+    def ours() -> list[int]:
+        return [h.chunk_id for h in store.search(next(it["ours"]), None, "bench", k=10)]
+
+    def hybrid() -> list[int]:
+        return [h.chunk_id for h in store.search(next(it["hybrid"]), next(texts), "bench", k=10, hybrid=True)]
+
+    engines = {"ours": ours, "peer": peer}
+    if n == 100_000:
+        engines["hybrid"] = hybrid
+    results: dict[str, list] = {}
+    times = interleaved(engines, queries, on_result=lambda name, rep, dt, out: results.setdefault(name, []).append(out))
+    first_id = store.connection.execute("SELECT min(id) FROM chunks").fetchone()[0]
+    agree = np.mean([[i - first_id for i in a] == b for a, b in zip(results["ours"], results["peer"])])
+    store.close()
     rows = []
-    for n in sizes:
-        vectors = synthetic(n)
-        t0 = time.perf_counter()
-        store = build_store(work / f"vectors{n}.db", vectors)
-        built = time.perf_counter() - t0
-        store.close()
-        from executors.search import SearchStore
+    for name, label in (("ours", "exact f16 scan + f32 re-score (ours)"), ("peer", "numpy f32 brute force (peer)"),
+                        ("hybrid", "hybrid vector+FTS5+RRF (ours)")):
+        if name in times:
+            t = times[name]
+            rows.append([f"{n:,}", label, f"{pct(t, 50):.1f}", f"{pct(t, 95):.1f}",
+                         f"{median(times['peer']) / median(t):.2f}",
+                         f"{agree:.0%}" if name == "ours" else "", f"{built:.0f}/{loaded:.1f}" if name == "ours" else ""])
+    return rows
 
-        store = SearchStore(work / f"vectors{n}.db")
-        qs = synthetic(queries, seed=2)
-        t0 = time.perf_counter()
-        store.matrix(store.collection("bench"))
-        loaded = time.perf_counter() - t0
-        it = {"ours": iter(qs), "peer": iter(qs), "hybrid": iter(qs)}
-        texts = iter([" ".join(np.random.default_rng(i).choice(WORDS, 3)) for i in range(queries)])
-        agree = []
 
-        def peer() -> list[int]:
-            s = vectors @ next(it["peer"])
-            top = np.argpartition(-s, 10)[:10]
-            return top[np.argsort(-s[top])].tolist()
-
-        def ours() -> list[int]:
-            return [h.chunk_id for h in store.search(next(it["ours"]), None, "bench", k=10)]
-
-        def hybrid() -> list[int]:
-            return [h.chunk_id for h in store.search(next(it["hybrid"]), next(texts), "bench", k=10, hybrid=True)]
-
-        engines = {"ours": ours, "peer": peer}
-        if n == 100_000:
-            engines["hybrid"] = hybrid
-        results: dict[str, list] = {}
-        times = interleaved(engines, queries, on_result=lambda name, rep, dt, out: results.setdefault(name, []).append(out))
-        first_id = store.connection.execute("SELECT min(id) FROM chunks").fetchone()[0]
-        agree = np.mean([[i - first_id for i in a] == b for a, b in zip(results["ours"], results["peer"])])
-        for name, label in (("ours", "exact f16 scan + f32 re-score (ours)"), ("peer", "numpy f32 brute force (peer)"),
-                            ("hybrid", "hybrid vector+FTS5+RRF (ours)")):
-            if name in times:
-                t = times[name]
-                rows.append([f"{n:,}", label, f"{pct(t, 50):.1f}", f"{pct(t, 95):.1f}",
-                             f"{median(times['peer']) / median(t):.2f}",
-                             f"{agree:.0%}" if name == "ours" else "", f"{built:.0f}/{loaded:.1f}" if name == "ours" else ""])
-        store.close()
-        del vectors
+def bench_search(sizes: list[int], queries: int, work: Path) -> None:
+    rows = [row for n in sizes for row in bench_size(n, queries, work)]
     print(f"\nSearch latency, k=10, {queries} queries per size (interleaved), torch threads "
           f"{__import__('torch').get_num_threads()}")
     print(format_table(["vectors", "engine", "p50 ms", "p95 ms", "speed x peer", "same top-10 as peer",

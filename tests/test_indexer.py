@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import zlib
 from pathlib import Path
@@ -10,8 +11,18 @@ import pytest
 
 from executors.errors import Cancelled, InvalidParameterError, NotFoundError
 from executors.exporters import write_transcript
-from executors.search import (ChunkOptions, DocKind, SearchStore, TimedText, chunk_segments, chunk_text,
-                              index_paths, index_text, index_transcript, search_text)
+from executors.search import (
+    ChunkOptions,
+    DocKind,
+    SearchStore,
+    TimedText,
+    chunk_segments,
+    chunk_text,
+    index_paths,
+    index_text,
+    index_transcript,
+    search_text,
+)
 from executors.search.extract import pdf_text
 from executors.types import CancelToken
 from executors.whisper.results import Segment, Transcript
@@ -112,7 +123,7 @@ def test_chunks_fit_the_model_and_overlap(minilm, speech_dir):
     text = "\n".join(_references(speech_dir, 120))
     chunks = chunk_text(text, minilm, ChunkOptions(max_tokens=64, overlap_tokens=16))
     assert len(chunks) > 5
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in itertools.pairwise(chunks):
         assert a.char_start < b.char_start < a.char_end  # consecutive chunks overlap
     for c in chunks:
         assert text[c.char_start:c.char_end] == c.text
@@ -197,8 +208,8 @@ def _tiny_pdf(text: str) -> bytes:
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+         b" /Resources << /Font << /F1 5 0 R >> >> >>"),
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]

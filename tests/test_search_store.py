@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from executors.errors import FerrumError, InvalidParameterError, NotFoundError
-from executors.search import Chunk, DocKind, SearchStore, VectorMatrix, reciprocal_rank_fusion
+from executors.search import (
+    Chunk,
+    DocKind,
+    SearchStore,
+    VectorMatrix,
+    reciprocal_rank_fusion,
+)
 from executors.search.vectors import normalise
 
 DIM = 384
@@ -43,7 +49,7 @@ def test_matrix_top_k_is_exact_against_float32_brute_force():
     matrix.add(ids[:2500], vectors[:2500])
     matrix.add(ids[2500:], vectors[2500:])
     exact = dict(zip(ids.tolist(), vectors))
-    fetch = lambda chosen: np.stack([exact[int(i)] for i in chosen])  # noqa: E731
+    fetch = lambda chosen: np.stack([exact[int(i)] for i in chosen])
     for q in [vectors[3], *_unit(5, 2)]:
         got = matrix.search(q, 10, fetch=fetch)
         assert [i for i, _ in got] == _brute_force(vectors, ids, q, 10)

@@ -10,7 +10,16 @@ from .extract import SUPPORTED_SUFFIXES, extract
 from .indexer import index_paths, index_text, index_transcript
 from .query import reciprocal_rank_fusion
 from .store import SearchStore
-from .types import Chunk, ChunkOptions, Collection, DocKind, Document, Embedder, IndexReport, SearchHit
+from .types import (
+    Chunk,
+    ChunkOptions,
+    Collection,
+    DocKind,
+    Document,
+    Embedder,
+    IndexReport,
+    SearchHit,
+)
 from .vectors import VectorMatrix
 
 
@@ -22,7 +31,24 @@ def search_text(store: SearchStore, embedder: Embedder, query: str, collection: 
 
 
 __all__ = [
-    "Chunk", "ChunkOptions", "Collection", "DocKind", "Document", "Embedder", "IndexReport", "SUPPORTED_SUFFIXES",
-    "SearchHit", "SearchStore", "TimedText", "VectorMatrix", "chunk_segments", "chunk_text", "extract",
-    "index_paths", "index_text", "index_transcript", "reciprocal_rank_fusion", "search_text",
+    "SUPPORTED_SUFFIXES",
+    "Chunk",
+    "ChunkOptions",
+    "Collection",
+    "DocKind",
+    "Document",
+    "Embedder",
+    "IndexReport",
+    "SearchHit",
+    "SearchStore",
+    "TimedText",
+    "VectorMatrix",
+    "chunk_segments",
+    "chunk_text",
+    "extract",
+    "index_paths",
+    "index_text",
+    "index_transcript",
+    "reciprocal_rank_fusion",
+    "search_text",
 ]

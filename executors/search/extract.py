@@ -67,7 +67,7 @@ def pdf_text(data: bytes, path: Path | None = None) -> str:
         raise InvalidFormatError(f"not a readable PDF ({exc})", "check that the file opens in a PDF viewer") from exc
     except InvalidFormatError:
         raise
-    except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds on damaged files
+    except Exception as exc:
         raise wrap_unexpected(exc, f"reading the PDF {path or ''}") from exc
 
 

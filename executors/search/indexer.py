@@ -18,12 +18,26 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import Cancelled, FerrumError, InvalidFormatError, NotFoundError, wrap_unexpected
+from ..errors import (
+    Cancelled,
+    FerrumError,
+    InvalidFormatError,
+    NotFoundError,
+    wrap_unexpected,
+)
 from ..types import CancelToken, Progress
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import extract, is_supported, transcript_segments
 from .store import SearchStore
-from .types import Chunk, ChunkOptions, Collection, DocKind, Document, Embedder, IndexReport
+from .types import (
+    Chunk,
+    ChunkOptions,
+    Collection,
+    DocKind,
+    Document,
+    Embedder,
+    IndexReport,
+)
 
 EMBED_BATCH = 32
 ProgressCallback = Callable[[Progress], None]

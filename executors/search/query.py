@@ -17,17 +17,9 @@ if TYPE_CHECKING:
 RRF_K = 60  # the constant of Cormack et al. (2009); ranks beyond a few dozen barely count
 _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
 _WORD = re.compile(r"\w+", re.UNICODE)
-_HIGHLIGHT = re.compile(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", re.S)
+_HIGHLIGHT = re.compile(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", re.DOTALL)
 # Words too common to say anything about a match (kept out of keyword queries and highlights).
-STOPWORDS = frozenset("""
-a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have
-having he her here hers herself him himself his how i if in into is it its itself just me more most
-my myself no nor not now of off on once only or other our ours ourselves out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves
-""".split())
+STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"])
 
 
 def keyword_terms(query_text: str | None) -> list[str]:
@@ -45,7 +37,7 @@ def fts_query(query_text: str | None) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms) or None
 
 
-def keyword_search(store: "SearchStore", collection: Collection, query_text: str | None, limit: int) -> list[int]:
+def keyword_search(store: SearchStore, collection: Collection, query_text: str | None, limit: int) -> list[int]:
     """Chunk ids of the best BM25 matches, best first."""
     match = fts_query(query_text)
     if match is None or limit <= 0:
@@ -58,7 +50,7 @@ def keyword_search(store: "SearchStore", collection: Collection, query_text: str
     return [r[0] for r in rows]
 
 
-def vector_search(store: "SearchStore", collection: Collection, query_vec: np.ndarray, k: int) -> list[tuple[int, float]]:
+def vector_search(store: SearchStore, collection: Collection, query_vec: np.ndarray, k: int) -> list[tuple[int, float]]:
     query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
     if query.shape[0] != collection.dim:
         raise InvalidParameterError(
@@ -80,7 +72,7 @@ def reciprocal_rank_fusion(rankings: list[list[int]], k: int = RRF_K) -> list[tu
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
-def matched_terms(store: "SearchStore", chunk_ids: list[int], query_text: str | None) -> dict[int, list[str]]:
+def matched_terms(store: SearchStore, chunk_ids: list[int], query_text: str | None) -> dict[int, list[str]]:
     """For each chunk, the words of its text that match the query (as FTS5 found them: stemmed,
     case- and accent-folded), distinct and in text order, for highlighting."""
     match = fts_query(query_text)
@@ -98,7 +90,7 @@ def matched_terms(store: "SearchStore", chunk_ids: list[int], query_text: str | 
     return found
 
 
-def search(store: "SearchStore", collection: Collection, query_vec: np.ndarray | None, query_text: str | None,
+def search(store: SearchStore, collection: Collection, query_vec: np.ndarray | None, query_text: str | None,
            k: int = 10, hybrid: bool = False) -> list[SearchHit]:
     if k <= 0:
         return []
@@ -136,7 +128,7 @@ def search(store: "SearchStore", collection: Collection, query_vec: np.ndarray |
     return hits
 
 
-def _chunk_rows(store: "SearchStore", ids: list[int]) -> dict[int, tuple]:
+def _chunk_rows(store: SearchStore, ids: list[int]) -> dict[int, tuple]:
     if not ids:
         return {}
     with store.lock:

@@ -100,7 +100,7 @@ class SearchStore:
             self._matrices.clear()
             self._db.close()
 
-    def __enter__(self) -> "SearchStore":
+    def __enter__(self) -> SearchStore:
         return self
 
     def __exit__(self, *exc) -> None:

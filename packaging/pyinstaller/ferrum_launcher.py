@@ -15,7 +15,7 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundle carries its models; never reach the hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     name = Path(sys.executable).stem.lower()
-    if name.startswith("ferrum-gui") or name == "ferrum desktop":
+    if name.startswith("ferrum-gui"):
         from ferrum_gui.app import main as gui_main
         return gui_main()
     from ferrum_cli.main import main as cli_main

@@ -6,6 +6,8 @@ Kept apart from ``ferrum-desktop.spec`` so that tests can check every path witho
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -121,10 +123,8 @@ def bundle_datas(multilingual: bool | None = None) -> list[tuple[str, str]]:
     # importlib.metadata lookups made at run time (version checks by transformers / our own --version)
     for dist in ("ferrum-desktop", "torch", "tokenizers", "safetensors", "numpy", "tqdm", "regex",
                  "huggingface-hub", "packaging", "filelock", "pyyaml", "requests", "transformers"):
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):  # transformers checks what is there
             datas += copy_metadata(dist)
-        except Exception:  # not installed: transformers only checks what is present
-            pass
     return datas
 
 
@@ -154,7 +154,7 @@ def make_icons(out_dir: Path) -> dict[str, str | None]:
     icns = out_dir / f"{APP_NAME}.icns"
     try:
         largest.resize((512, 512), Image.LANCZOS).save(icns)
-    except Exception:  # old Pillow without an ICNS writer: PyInstaller converts the PNG itself
+    except (KeyError, OSError, ValueError):  # a Pillow without an ICNS writer: PyInstaller converts the PNG itself
         icns = None
     return {"ico": str(ico), "icns": str(icns) if icns else None}
 
