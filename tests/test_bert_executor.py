@@ -10,7 +10,12 @@ import torch
 
 from executors.bert import BertModelExecutor, EmbeddingCache
 from executors.bert.batching import pad, plan_batches
-from executors.errors import Cancelled, InvalidParameterError, ModelError, RequestValidationError
+from executors.errors import (
+    Cancelled,
+    InvalidParameterError,
+    ModelError,
+    RequestValidationError,
+)
 from executors.types import CancelToken, ExecutorState, ModelType, PrefillInput
 
 TEXTS = [
