@@ -12,6 +12,8 @@ from executors.whisper.options import TranscribeOptions
 from speech_eval import corpus_wer, eval_slice, read_audio
 
 MARGIN = 0.5   # WER points we may be above faster-whisper
+# 3 x 60 clips through two engines: minutes on 2 free cores, far longer on a shared, loaded box
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
 @pytest.fixture(scope="module")

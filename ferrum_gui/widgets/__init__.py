@@ -1,0 +1,1 @@
+"""Shared widgets used by several panels."""
