@@ -26,10 +26,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench.common import (corpus_wer, dev_slice, format_table, load_speech_dev, long_audio,  # noqa: E402
-                          median, read_audio)
+from bench.common import (
+    corpus_wer,
+    dev_slice,
+    format_table,
+    load_speech_dev,
+    long_audio,
+    median,
+    read_audio,
+)
 
 
 def load_executor(threads: int, quantize: str | None):
@@ -75,7 +82,12 @@ def context_accuracy(ex, utterances, pads: list[float], min_contexts: list[float
 
 
 def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool) -> None:
-    from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource
+    from executors.dictation import (
+        Committed,
+        DictationEngine,
+        DictationOptions,
+        FileSource,
+    )
 
     audio, reference = long_audio(utterances, seconds=1e9, gap=gap)
     audio = np.concatenate([np.zeros(int(gap * 16000), np.float32), audio])
@@ -105,8 +117,8 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
         ["engine RTF / offline RTF", f"{summary.rtf / (offline_s / seconds):.2f}"],
         ["dropped audio s", f"{summary.dropped_seconds:.2f}"],
         ["max utterance buffer s", f"{summary.max_buffer_seconds:.1f}"],
-        ["WER dictation / offline %", f"{corpus_wer([reference], [summary.text]):.2f} / "
-                                      f"{corpus_wer([reference], [offline]):.2f}"],
+        ["WER dictation / offline %", (f"{corpus_wer([reference], [summary.text]):.2f} / "
+                                       f"{corpus_wer([reference], [offline]):.2f}")],
     ]))
 
 

@@ -65,8 +65,15 @@ def run(args) -> int:
     import queue
     import threading
 
-    from executors.dictation import (Committed, DictationEngine, DictationOptions, FileSource,
-                                     MicrophoneSource, Overrun, UtteranceEnd)
+    from executors.dictation import (
+        Committed,
+        DictationEngine,
+        DictationOptions,
+        FileSource,
+        MicrophoneSource,
+        Overrun,
+        UtteranceEnd,
+    )
     from executors.model_store import DEFAULT_WHISPER, resolve_model
     from executors.whisper import WhisperModelExecutor
 

@@ -22,16 +22,16 @@ class PulseServer:
 
     def play(self, path: Path, timeout: float = 60.0) -> subprocess.CompletedProcess:
         return subprocess.run(["paplay", f"--device={SINK}", str(path)], env=self.env, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, check=False)
 
     def play_async(self, path: Path) -> subprocess.Popen:
         return subprocess.Popen(["paplay", f"--device={SINK}", str(path)], env=self.env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def kill(self) -> None:
-        subprocess.run(["pulseaudio", "--kill"], env=self.env, capture_output=True, timeout=20)
+        subprocess.run(["pulseaudio", "--kill"], env=self.env, capture_output=True, timeout=20, check=False)
         for _ in range(50):
-            if subprocess.run(["pulseaudio", "--check"], env=self.env, capture_output=True).returncode != 0:
+            if subprocess.run(["pulseaudio", "--check"], env=self.env, capture_output=True, check=False).returncode != 0:
                 break
             time.sleep(0.1)
 
@@ -47,16 +47,16 @@ def start_pulse() -> tuple[PulseServer | None, str]:
     cmd = ["pulseaudio", "--daemonize=yes", "--exit-idle-time=-1", "-n",
            f"--load=module-null-sink sink_name={SINK}", "--load=module-native-protocol-unix",
            "--load=module-always-sink"]
-    started = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    started = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30, check=False)
     if started.returncode != 0:
         return None, f"pulseaudio did not start: {started.stderr.strip()[-300:]}"
     for _ in range(50):
-        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
+        if subprocess.run(["pactl", "info"], env=env, capture_output=True, check=False).returncode == 0:
             break
         time.sleep(0.1)
     else:
         server = PulseServer(runtime, env)
         server.kill()
         return None, "pulseaudio started but pactl cannot reach it"
-    subprocess.run(["pactl", "set-default-source", f"{SINK}.monitor"], env=env, capture_output=True, timeout=10)
+    subprocess.run(["pactl", "set-default-source", f"{SINK}.monitor"], env=env, capture_output=True, timeout=10, check=False)
     return PulseServer(runtime, env), ""

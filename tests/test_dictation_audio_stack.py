@@ -70,8 +70,13 @@ def test_pulse_device_is_listed(pulse):
 def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_path):
     import soundfile as sf
 
-    from executors.dictation import (Committed, DictationEngine, DictationOptions, Level,
-                                     MicrophoneSource)
+    from executors.dictation import (
+        Committed,
+        DictationEngine,
+        DictationOptions,
+        Level,
+        MicrophoneSource,
+    )
 
     events = []
     record = tmp_path / "session.flac"
@@ -96,7 +101,12 @@ def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_pat
 
 
 def test_server_vanishing_mid_stream_is_a_device_error(pulse, whisper_tiny, tmp_path):
-    from executors.dictation import DictationEngine, DictationOptions, Level, MicrophoneSource
+    from executors.dictation import (
+        DictationEngine,
+        DictationOptions,
+        Level,
+        MicrophoneSource,
+    )
     from executors.errors import DeviceError
 
     events = []

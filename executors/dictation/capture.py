@@ -7,15 +7,22 @@ to mono and resampling to 16 kHz happen in the engine's consumer thread, never i
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
-from ..errors import DeviceError, FerrumError, InvalidParameterError, NotFoundError, wrap_unexpected
+from ..errors import (
+    DeviceError,
+    FerrumError,
+    InvalidParameterError,
+    NotFoundError,
+    wrap_unexpected,
+)
 from .ring import AudioRing
 
 _PORTAUDIO_HINT = "install PortAudio (Debian/Ubuntu: apt install libportaudio2; macOS: brew install portaudio)"
@@ -48,7 +55,7 @@ def list_input_devices() -> list[InputDevice]:
         devices = sd.query_devices()
         hostapis = sd.query_hostapis()
         default = sd.default.device[0] if sd.default.device is not None else -1
-    except Exception as exc:  # noqa: BLE001 - PortAudio errors vary by platform
+    except Exception as exc:
         raise DeviceError(f"Could not list audio devices: {exc}", "check that the audio system is running") from exc
     out = []
     for d in devices:
@@ -143,7 +150,7 @@ class MicrophoneSource(AudioSource):
                                           finished_callback=finished)
             self.last_frame_wall = time.monotonic()
             self._stream.start()
-        except Exception as exc:  # noqa: BLE001 - PortAudioError and friends
+        except Exception as exc:
             raise DeviceError(f"Could not open the audio input '{self.name}': {exc}",
                               "check the device is connected and not in exclusive use, or pick another") from exc
 
@@ -154,11 +161,9 @@ class MicrophoneSource(AudioSource):
     def stop(self) -> None:
         self._stopping = True
         if self._stream is not None:
-            try:
+            with contextlib.suppress(Exception):  # a vanished device may fail to close; nothing to keep
                 self._stream.stop()
                 self._stream.close()
-            except Exception:  # noqa: BLE001 - a vanished device may fail to close; nothing to keep
-                pass
             self._stream = None
 
 

@@ -12,15 +12,24 @@ import collections
 import queue
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from ..errors import DeviceError, FerrumError, wrap_unexpected
 from ..vad import WINDOW, StreamingVad
 from .capture import AudioSource
-from .events import (Committed, DictationOptions, DictationSummary, Event, Level, Overrun, Tentative,
-                     UtteranceEnd, session_transcript)
+from .events import (
+    Committed,
+    DictationOptions,
+    DictationSummary,
+    Event,
+    Level,
+    Overrun,
+    Tentative,
+    UtteranceEnd,
+    session_transcript,
+)
 from .policy import LocalAgreement, Word
 from .transcriber import PassTranscriber
 

@@ -67,7 +67,7 @@ class DictationOptions:
     stall_s: float = 3.0              # a live device silent this long has vanished
     record_path: Path | None = None   # write the 16 kHz session audio here (FLAC/WAV by suffix)
 
-    def validate(self) -> "DictationOptions":
+    def validate(self) -> DictationOptions:
         if self.step_s <= 0 or self.ring_seconds <= 0 or self.level_interval_s <= 0:
             raise InvalidParameterError("step_s, ring_seconds and level_interval_s must be positive",
                                         "a step of 0.5–1 s suits live dictation")

@@ -24,7 +24,7 @@ class Word:
     def key(self) -> str:
         return _PUNCT.sub("", self.text.lower())
 
-    def shifted(self, seconds: float) -> "Word":
+    def shifted(self, seconds: float) -> Word:
         return replace(self, start=max(0.0, self.start - seconds), end=max(0.0, self.end - seconds))
 
 

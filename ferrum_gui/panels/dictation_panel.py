@@ -10,8 +10,16 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from executors.errors import FerrumError
 
@@ -179,7 +187,13 @@ class DictationPanel(QWidget):
 
     # ---- events (GUI thread) ---------------------------------------------------------------
     def on_event(self, event) -> None:
-        from executors.dictation import Committed, Level, Overrun, Tentative, UtteranceEnd
+        from executors.dictation import (
+            Committed,
+            Level,
+            Overrun,
+            Tentative,
+            UtteranceEnd,
+        )
 
         if isinstance(event, Level):
             self.meter.set_level(event.rms)

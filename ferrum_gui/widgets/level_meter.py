@@ -19,7 +19,7 @@ class LevelMeter(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Input level")
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         return QSize(200, 14)
 
     @staticmethod
@@ -37,7 +37,7 @@ class LevelMeter(QWidget):
         self.level = self.peak = 0.0
         self.update()
 
-    def paintEvent(self, event):  # noqa: N802 - Qt override
+    def paintEvent(self, event):
         p = QPainter(self)
         try:
             r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
