@@ -15,12 +15,12 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
 from .api_server import ApiSettings, api_controller
 from .preferences import SettingsPage
+from .widgets.form_page import lay_out_form_page
 
 
 class ApiServerPage(SettingsPage):
@@ -66,16 +66,8 @@ class ApiServerPage(SettingsPage):
         form.addRow("Token:", token_row)
         form.addRow("Largest upload:", self.max_upload)
         form.addRow("Status:", self.status)
-        note = QLabel("Clients use it like OpenAI's API: base URL http://127.0.0.1:<port>/v1 and the token as the "
+        lay_out_form_page(self, form, "Clients use it like OpenAI's API: base URL http://127.0.0.1:<port>/v1 and the token as the "
                       "API key. Requests share the app's models and queue behind its own jobs.")
-        note.setObjectName("PanelSubtitle")
-        note.setWordWrap(True)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(form)
-        column.addSpacing(8)
-        column.addWidget(note)
-        column.addStretch(1)
         self.controller.stateChanged.connect(self._show_state)
         self._show_state(self.controller.state, self.controller.message)
         try:

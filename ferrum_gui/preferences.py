@@ -12,14 +12,27 @@ import importlib
 import os
 
 import shiboken6
-
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from . import theme
 from .settings import DEFAULT_EMBEDDING, HostSettings
+from .widgets.form_page import lay_out_form_page
 
 SETTINGS_PAGES: list[str] = ["ferrum_gui.preferences:ModelsPage", "ferrum_gui.api_settings_page:ApiServerPage"]
 
@@ -87,16 +100,8 @@ class ModelsPage(SettingsPage):
         form.addRow("Embedding model:", self._with_browse(self.embedding, "Choose an embedding model folder "
                                                                           "(Hugging Face format)"))
         form.addRow("", self.auto_index)
-        note = QLabel("Applying reloads the affected models in the background; the Monitor shows the "
+        lay_out_form_page(self, form, "Applying reloads the affected models in the background; the Monitor shows the "
                       "reload. A model can be a bundled name, a CTranslate2 folder or a Hugging Face folder.")
-        note.setObjectName("PanelSubtitle")
-        note.setWordWrap(True)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addLayout(form)
-        column.addSpacing(8)
-        column.addWidget(note)
-        column.addStretch(1)
 
     @staticmethod
     def _model_combo(choices: list[str], current: str) -> QComboBox:

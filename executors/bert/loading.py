@@ -91,7 +91,7 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
     weights = folder / pooling.transformer_dir
     config = _read_config(weights, model_def)
     with _quiet_progress():
-        model = AutoModel.from_pretrained(str(weights), config=config, dtype=device.torch_dtype,
+        model = AutoModel.from_pretrained(str(weights), config=config, dtype=device.torch_dtype, use_safetensors=True,
                                           attn_implementation="sdpa")
     model.eval()
     num_parameters = sum(p.numel() for p in model.parameters())

@@ -79,7 +79,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         choice = resolve_device(device, dtype, threads)
         try:
             model = WhisperForConditionalGeneration.from_pretrained(
-                path, dtype=choice.torch_dtype, attn_implementation="sdpa")
+                path, dtype=choice.torch_dtype, attn_implementation="sdpa", use_safetensors=True)
             tokenizer = WhisperTokenizerFast.from_pretrained(path)
             feature_extractor = WhisperFeatureExtractor.from_pretrained(path)
             generation_config = GenerationConfig.from_pretrained(path)

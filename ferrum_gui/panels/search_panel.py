@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
+from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -32,6 +32,7 @@ from executors.errors import Cancelled, FerrumError
 from executors.history import RecordStatus
 
 from .. import theme
+from ..widgets.actions import panel_action
 from ..widgets.result_list import ResultList, transcript_record_id
 from ..widgets.tasks import TaskSet
 
@@ -79,12 +80,12 @@ class SearchPanel(QWidget):
         transcripts.setData(_PATH_ROLE, TRANSCRIPTS_SOURCE)
         transcripts.setToolTip("Every finished transcript in the history")
         self.sources.addItem(transcripts)
-        self.add_files_action = self._action("Add files…", "Ctrl+Shift+O", S.SP_FileIcon, self._choose_files)
-        self.add_folder_action = self._action("Add folder…", "Ctrl+Shift+D", S.SP_DirIcon, self._choose_folder)
-        self.remove_action = self._action("Remove", "Del", S.SP_TrashIcon, self.remove_selected_source)
-        self.reindex_action = self._action("Re-index", "Ctrl+R", S.SP_BrowserReload,
+        self.add_files_action = panel_action(self, "Add files…", "Ctrl+Shift+O", S.SP_FileIcon, self._choose_files)
+        self.add_folder_action = panel_action(self, "Add folder…", "Ctrl+Shift+D", S.SP_DirIcon, self._choose_folder)
+        self.remove_action = panel_action(self, "Remove", "Del", S.SP_TrashIcon, self.remove_selected_source)
+        self.reindex_action = panel_action(self, "Re-index", "Ctrl+R", S.SP_BrowserReload,
                                            lambda: self._tasks.spawn(self.reindex(), "re-indexing"))
-        self.cancel_action = self._action("Cancel", "Esc", S.SP_DialogCancelButton, self.cancel_indexing)
+        self.cancel_action = panel_action(self, "Cancel", "Esc", S.SP_DialogCancelButton, self.cancel_indexing)
         self.remove_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.sources.addAction(self.remove_action)
         source_bar = QHBoxLayout()
@@ -150,15 +151,6 @@ class SearchPanel(QWidget):
         layout.setContentsMargins(12, 12, 12, 12)
         layout.addWidget(split)
         self._set_indexing(False)
-
-    def _action(self, text, shortcut, icon, slot) -> QAction:
-        action = QAction(self.style().standardIcon(icon), text, self)
-        action.setShortcut(QKeySequence(shortcut))
-        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        action.setToolTip(f"{text} ({QKeySequence(shortcut).toString(QKeySequence.SequenceFormat.NativeText)})")
-        action.triggered.connect(lambda _checked=False: slot())
-        self.addAction(action)
-        return action
 
     def _connect(self) -> None:
         self._debounce = QTimer(self)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 from executors.errors import InvalidParameterError
 from executors.whisper.results import Segment, Transcript
 
+from ..widgets.actions import panel_action
 from ..widgets.history_list import HistoryList
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
@@ -87,13 +87,13 @@ class TranscribePanel(QWidget):
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TranscriptView()
         self._set_title("No transcript open")
-        self.export_action = self._action("Export…", "Ctrl+E", QStyle.StandardPixmap.SP_DialogSaveButton,
+        self.export_action = panel_action(self, "Export…", "Ctrl+E", QStyle.StandardPixmap.SP_DialogSaveButton,
                                           self.export_dialog)
-        self.index_action = self._action("Add to search", "Ctrl+Shift+I", QStyle.StandardPixmap.SP_FileDialogContentsView,
+        self.index_action = panel_action(self, "Add to search", "Ctrl+Shift+I", QStyle.StandardPixmap.SP_FileDialogContentsView,
                                          lambda: self._tasks.spawn(self.send_to_index(), "indexing the transcript"))
-        self.play_action = self._action("Play segment", "Ctrl+P", QStyle.StandardPixmap.SP_MediaPlay,
+        self.play_action = panel_action(self, "Play segment", "Ctrl+P", QStyle.StandardPixmap.SP_MediaPlay,
                                         self.view.play_selected)
-        self.stop_action = self._action("Stop", "Ctrl+.", QStyle.StandardPixmap.SP_MediaStop,
+        self.stop_action = panel_action(self, "Stop", "Ctrl+.", QStyle.StandardPixmap.SP_MediaStop,
                                         self.host.stop_playback)
         view_bar = QHBoxLayout()
         view_bar.setSpacing(6)
@@ -138,15 +138,6 @@ class TranscribePanel(QWidget):
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         button.clicked.connect(slot)
         return button
-
-    def _action(self, text, shortcut, icon, slot) -> QAction:
-        action = QAction(self.style().standardIcon(icon), text, self)
-        action.setShortcut(QKeySequence(shortcut))
-        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        action.setToolTip(f"{text} ({QKeySequence(shortcut).toString(QKeySequence.SequenceFormat.NativeText)})")
-        action.triggered.connect(lambda _checked=False: slot())
-        self.addAction(action)
-        return action
 
     def _connect(self) -> None:
         self.host.historyChanged.connect(self._schedule_history_refresh)
