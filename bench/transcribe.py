@@ -104,9 +104,9 @@ def build_engines(args) -> tuple[list[Engine], list[str]]:
     if not cuda and "batched" in args.engines:
         engines.append(faster_whisper_engine("faster-whisper int8 batched", "cpu", "int8", args.threads,
                                              batched=args.batch))
-    ours = {"default": (None, 1), "int8": ("int8", 1), "float32": ("none", 1), "batched": (None, args.batch)}
+    ours = {"default": ("auto", 1), "int8": ("int8", 1), "float32": ("none", 1), "batched": ("auto", args.batch)}
     if cuda:
-        ours = {"default": (None, 1), "batched": (None, args.batch)}
+        ours = {"default": ("auto", 1), "batched": ("auto", args.batch)}
     for label, (quant, bw) in ours.items():
         if label in args.engines:
             engines.append(ferrum_engine(f"ferrum {label}" + (f" (x{bw})" if bw > 1 else ""), args.device,

@@ -186,7 +186,7 @@ class DictationEngine:
         self._t = 0                               # 16 kHz samples scored by the VAD
         self._preroll = collections.deque(maxlen=max(1, int(o.preroll_s * RATE / WINDOW) + 2))
         self._buf = _Buffer(o.max_buffer_s + 2.0)
-        self._agree = LocalAgreement()
+        self._agree = LocalAgreement(o.commit_hold_s, o.min_commit_buffer_s)
         self._arrivals: collections.deque[tuple[float, float]] = collections.deque(maxlen=4096)
         self._level_acc, self._level_n = 0.0, 0
         self._in_utt = False
@@ -281,7 +281,7 @@ class DictationEngine:
         self._note_buffer()
         if words is None:
             return
-        new, tentative = self._agree.update(words)
+        new, tentative = self._agree.update(words, len(audio) / RATE)
         self._commit(new)
         self._emit(Tentative(" ".join(w.text for w in tentative)))
         if self._buf.seconds > o.trim_after_s:

@@ -84,8 +84,12 @@ def common_prefix(a: list[Word], b: list[Word]) -> int:
 class LocalAgreement:
     """Tracks the hypothesis of the current buffer and how many of its words are committed."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold_s: float = 0.0, min_buffer_s: float = 0.0) -> None:
+        self.hold_s = hold_s              # a word is committed only once both agreeing passes heard
+                                          # this much audio after it (partial words agree wrongly)
+        self.min_buffer_s = min_buffer_s  # nothing is committed from a buffer shorter than this
         self.previous: list[Word] = []
+        self.previous_duration = 0.0
         self.done: list[str] = []   # keys of the buffer's committed words
 
     @property
@@ -107,14 +111,18 @@ class LocalAgreement:
                 return j
         return min(k, len(hypothesis))
 
-    def update(self, hypothesis: list[Word]) -> tuple[list[Word], list[Word]]:
-        """(newly committed words, tentative words) after a new hypothesis for the same buffer."""
+    def update(self, hypothesis: list[Word], duration: float = float("inf")) -> tuple[list[Word], list[Word]]:
+        """(newly committed words, tentative words) after a new hypothesis for the same buffer of
+        ``duration`` seconds."""
         k = self._after_committed(hypothesis)
         p = self._after_committed(self.previous)
-        n = common_prefix(self.previous[p:], hypothesis[k:])
+        n = common_prefix(self.previous[p:], hypothesis[k:]) if duration >= self.min_buffer_s else 0
+        while n and (hypothesis[k + n - 1].end > duration - self.hold_s
+                     or self.previous[p + n - 1].end > self.previous_duration - self.hold_s):
+            n -= 1
         new = hypothesis[k:k + n]
         self.done.extend(w.key for w in new)
-        self.previous = hypothesis
+        self.previous, self.previous_duration = hypothesis, duration
         return new, hypothesis[k + n:]
 
     def flush(self, hypothesis: list[Word]) -> list[Word]:
@@ -139,9 +147,10 @@ class LocalAgreement:
         """The buffer lost its first ``seconds`` and with them the first ``n_words`` words."""
         self.done = self.done[n_words:]
         self.previous = [w.shifted(seconds) for w in self.previous[n_words:]]
+        self.previous_duration = max(0.0, self.previous_duration - seconds)
 
     def reset(self) -> None:
-        self.previous, self.done = [], []
+        self.previous, self.done, self.previous_duration = [], [], 0.0
 
 
 def drop_repeats(words: list[Word], min_repeats: int = 3, max_ngram: int = 8) -> list[Word]:
