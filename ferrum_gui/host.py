@@ -16,10 +16,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from executors.errors import Cancelled, FerrumError, ModelError, NotFoundError, wrap_unexpected
+from executors.errors import (
+    Cancelled,
+    FerrumError,
+    ModelError,
+    NotFoundError,
+    wrap_unexpected,
+)
 from executors.types import CancelToken, ExecutorState
 
 from . import host_jobs as jobs
+from .host_dictation import HostDictation
 from .host_io import IO, HostServices
 from .host_jobs import EMBEDDING, MODEL_NAMES, WHISPER, JobInfo
 from .settings import HostSettings
@@ -32,7 +39,7 @@ def _loop() -> asyncio.AbstractEventLoop:
         return asyncio.get_event_loop()
 
 
-class ExecutorHost(QObject, HostServices):
+class ExecutorHost(QObject, HostServices, HostDictation):
     modelStateChanged = Signal(str, str, str)   # name, "loading"|"ready"|"error"|"reloading", message
     statusUpdated = Signal(str, object)         # name, ExecutorStatus
     metricsUpdated = Signal(str, object)        # name, {"capabilities", "cache", "info", "model"}
@@ -170,7 +177,7 @@ class ExecutorHost(QObject, HostServices):
             if old is not None:
                 await self._run(name, jobs.shutdown_executor, old.executor)
             model = await self._run(name, loader, self._settings)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             err = self._report(exc, f"loading the {name} model")
             self._set_state(name, "error", err.message)
             raise err from exc
@@ -330,72 +337,6 @@ class ExecutorHost(QObject, HostServices):
             err = wrap_unexpected(exc, "saving a segment to the history")
             if self._gui_loop is not None and not self._closed:
                 self._gui_loop.call_soon_threadsafe(self._report, err, "saving a segment")
-
-    # ---- dictation (one thread per session: it runs for minutes, file jobs interleave) -------
-    async def input_devices(self) -> list:
-        """``executors.dictation.InputDevice`` for every audio input (raises DeviceError/NotFoundError)."""
-        return await self._run(IO, jobs.list_input_devices)  # imports torch: never on the GUI thread
-
-    async def dictate(self, source, options, on_event):
-        """Dictate from ``source`` (an ``executors.dictation`` source) until it ends or
-        ``stop_dictation()``; ``on_event`` gets every event on the GUI thread; returns the
-        ``DictationSummary``.  Latency and lag go to the monitor as ``sample`` series."""
-        import threading
-
-        ex = await self.ready(WHISPER)
-        # after the load: executors.dictation imports torch, which the loader has imported by now
-        from executors.dictation import Committed, DictationEngine, UtteranceEnd
-
-        forward = self._threadsafe(on_event)
-        sample = self._threadsafe(self.sample.emit)
-
-        def relay(event):
-            forward(event)
-            if isinstance(event, UtteranceEnd):
-                sample("dictation_latency_s", float(event.latency))
-            elif isinstance(event, Committed):
-                sample("dictation_lag_s", float(event.lag))
-
-        engine = self._dictation = DictationEngine(ex, options, on_event=relay)
-        loop = _loop()
-        done = loop.create_future()
-
-        def settle(result, error):
-            if not done.done():
-                done.set_exception(error) if error is not None else done.set_result(result)
-
-        def work():
-            try:
-                result, error = engine.run(source), None
-            except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting panel
-                result, error = None, exc
-            try:
-                loop.call_soon_threadsafe(settle, result, error)
-            except RuntimeError:  # the loop closed while the app quits
-                pass
-
-        self._dictation_thread = threading.Thread(target=work, name="ferrum-dictation", daemon=True)
-        self._dictation_thread.start()
-        try:
-            return await done
-        except Exception as exc:  # noqa: BLE001
-            raise self._report(exc, "dictating") from exc
-        finally:
-            self._dictation = None
-
-    def stop_dictation(self, wait: bool = False) -> None:
-        engine = getattr(self, "_dictation", None)
-        if engine is not None:
-            engine.stop()
-        thread = getattr(self, "_dictation_thread", None)
-        if wait and thread is not None:
-            thread.join(timeout=30)
-
-    async def save_dictation(self, audio_path, transcript) -> int:
-        """Store a dictation session (audio file + transcript) in the transcript history."""
-        record_id = await self._io(lambda h: h.add_dictation(audio_path, transcript))
-        self.historyChanged.emit()
-        return record_id
 
     # ---- shutdown ------------------------------------------------------------------------
     def close(self, wait: bool = True) -> None:
