@@ -7,13 +7,13 @@ the API settings change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
 from executors.errors import FerrumError, wrap_unexpected
 
-from .settings import _coerce
+from .settings import load_group, save_group
 
 _GROUP = "api"
 
@@ -27,21 +27,10 @@ class ApiSettings:
 
     @classmethod
     def load(cls, qsettings) -> ApiSettings:
-        defaults = cls()
-        qsettings.beginGroup(_GROUP)
-        try:
-            return cls(**{f.name: _coerce(qsettings.value(f.name, getattr(defaults, f.name)),
-                                          getattr(defaults, f.name)) for f in fields(cls)})
-        finally:
-            qsettings.endGroup()
+        return load_group(cls, qsettings, _GROUP)
 
     def save(self, qsettings) -> None:
-        qsettings.beginGroup(_GROUP)
-        try:
-            for f in fields(self):
-                qsettings.setValue(f.name, getattr(self, f.name))
-        finally:
-            qsettings.endGroup()
+        save_group(self, qsettings, _GROUP)
 
 
 class HostModelService:

@@ -25,26 +25,10 @@ class HostSettings:
 
     @classmethod
     def load(cls, qsettings) -> "HostSettings":
-        defaults = cls()
-        values = {}
-        qsettings.beginGroup(_GROUP)
-        try:
-            for f in fields(cls):
-                default = getattr(defaults, f.name)
-                raw = qsettings.value(f.name, default)
-                values[f.name] = _coerce(raw, default)
-        finally:
-            qsettings.endGroup()
-        return cls(**values)
+        return load_group(cls, qsettings, _GROUP)
 
     def save(self, qsettings) -> None:
-        qsettings.beginGroup(_GROUP)
-        try:
-            for f in fields(self):
-                qsettings.setValue(f.name, getattr(self, f.name))
-        finally:
-            qsettings.endGroup()
-        qsettings.sync()
+        save_group(self, qsettings, _GROUP)
 
     def with_changes(self, **changes) -> "HostSettings":
         return replace(self, **changes)
@@ -71,3 +55,24 @@ def _coerce(raw, default):
         except (TypeError, ValueError):
             return default
     return default if raw is None else str(raw)
+
+
+def load_group(cls, qsettings, group: str):
+    """A settings dataclass from its QSettings group; missing or malformed values take the default."""
+    defaults = cls()
+    qsettings.beginGroup(group)
+    try:
+        return cls(**{f.name: _coerce(qsettings.value(f.name, getattr(defaults, f.name)), getattr(defaults, f.name))
+                      for f in fields(cls)})
+    finally:
+        qsettings.endGroup()
+
+
+def save_group(obj, qsettings, group: str) -> None:
+    qsettings.beginGroup(group)
+    try:
+        for f in fields(obj):
+            qsettings.setValue(f.name, getattr(obj, f.name))
+    finally:
+        qsettings.endGroup()
+    qsettings.sync()
