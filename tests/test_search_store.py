@@ -34,6 +34,11 @@ def _brute_force(vectors: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int
     return [int(ids[i]) for i in np.argsort(-(vectors @ query), kind="stable")[:k]]
 
 
+def _fetcher(ids: np.ndarray, vectors: np.ndarray):
+    """The float32 rows of chosen ids, as the store's ``vectors`` gives them from the database."""
+    return lambda chosen: vectors[np.searchsorted(ids, chosen)]
+
+
 @pytest.fixture()
 def store(tmp_path):
     with SearchStore(tmp_path / "index.db") as s:
@@ -48,10 +53,8 @@ def test_matrix_top_k_is_exact_against_float32_brute_force():
     matrix = VectorMatrix(DIM)
     matrix.add(ids[:2500], vectors[:2500])
     matrix.add(ids[2500:], vectors[2500:])
-    exact = dict(zip(ids.tolist(), vectors))
-    fetch = lambda chosen: np.stack([exact[int(i)] for i in chosen])
     for q in [vectors[3], *_unit(5, 2)]:
-        got = matrix.search(q, 10, fetch=fetch)
+        got = matrix.search(q, 10, fetch=_fetcher(ids, vectors))
         assert [i for i, _ in got] == _brute_force(vectors, ids, q, 10)
         np.testing.assert_allclose([s for _, s in got], np.sort(vectors @ q)[::-1][:10], rtol=0, atol=1e-6)
 
@@ -67,7 +70,7 @@ def test_matrix_removal_and_compaction_keep_search_exact():
     assert len(matrix) == 1500
     keep = ~np.isin(ids, gone)
     for q in _unit(3, 4):
-        got = [i for i, _ in matrix.search(q, 25)]
+        got = [i for i, _ in matrix.search(q, 25, fetch=_fetcher(ids, vectors))]
         assert got == _brute_force(vectors[keep], ids[keep], q, 25)
         assert not set(got) & set(gone.tolist())
 

@@ -2,14 +2,18 @@
 
 One write transaction per document (its chunks, vectors and full-text rows together), so a
 crash or a cancelled run never leaves half a document. Every collection is bound to the one
-embedding model whose vectors it holds. The float16 search matrix of a collection is loaded
-from the database on first search and kept in step with this store's own writes; a write by
-another process bumps the collection's ``version`` and makes the next search reload it.
+embedding model whose vectors it holds. The int8 search matrix of a collection is loaded on
+first search and kept in step with this store's own writes; a write by another process bumps
+the collection's ``version`` and makes the next search reload it. Loading maps the matrix
+saved beside the database (``<db>-vectors/``, see ``matrix_file``) when it was made from the
+current state, else rebuilds it from the database and saves it; ``close`` saves matrices that
+changed since.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -21,6 +25,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, IOError_, NotFoundError, wrap_unexpected
 from ..paths import data_dir
+from . import matrix_file
 from .types import Chunk, Collection, DocKind, Document, SearchHit
 from .vectors import VectorMatrix, normalise
 
@@ -69,11 +74,15 @@ class SearchStore:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(_SCHEMA)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # tells this database's saved matrices from those of another database at the same path
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('matrix_token', ?)", (secrets.token_hex(8),))
+            self._token = self._db.execute("SELECT value FROM meta WHERE key='matrix_token'").fetchone()[0]
         except sqlite3.Error as exc:
             raise IOError_(f"Cannot open the search index {self.path}: {exc}",
                            "check the path and its permissions, or delete a corrupt file to rebuild it") from exc
         self._lock = threading.RLock()
         self._matrices: dict[int, tuple[int, VectorMatrix]] = {}  # collection id -> (version, matrix)
+        self._saved: dict[int, int] = {}  # collection id -> version of its saved matrix file
 
     # ---------------------------------------------------------------- plumbing
     @property
@@ -97,6 +106,9 @@ class SearchStore:
 
     def close(self) -> None:
         with self._lock:
+            for collection_id, (version, matrix) in self._matrices.items():
+                if self._saved.get(collection_id) != version:
+                    self._save_matrix(collection_id, version, matrix)
             self._matrices.clear()
             self._db.close()
 
@@ -146,6 +158,7 @@ class SearchStore:
             db.execute("DELETE FROM documents WHERE collection_id=?", (coll.id,))
             db.execute("DELETE FROM collections WHERE id=?", (coll.id,))
             self._matrices.pop(coll.id, None)
+        matrix_file.remove(self._matrix_path(coll.id))
 
     # --------------------------------------------------------------- documents
     def documents(self, collection: Collection) -> list[Document]:
@@ -236,21 +249,57 @@ class SearchStore:
 
     # ------------------------------------------------------------------ search
     def matrix(self, collection: Collection) -> VectorMatrix:
-        """The collection's float16 search matrix, (re)loaded from the database when stale."""
+        """The collection's int8 search matrix: the one in memory, else the saved one, else rebuilt."""
         with self._lock:
             version = self._db.execute("SELECT version FROM collections WHERE id=?", (collection.id,)).fetchone()[0]
             cached = self._matrices.get(collection.id)
             if cached is not None and cached[0] == version:
                 return cached[1]
-            count = self._db.execute("SELECT count(*) FROM chunks WHERE collection_id=?", (collection.id,)).fetchone()[0]
-            matrix = VectorMatrix(collection.dim, capacity=count)
-            cur = self._db.execute("SELECT id, vector FROM chunks WHERE collection_id=? ORDER BY id", (collection.id,))
-            while rows := cur.fetchmany(8192):
-                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), collection.dim)
-                matrix.add(ids, vecs)
-            self._matrices[collection.id] = (version, matrix)
+            self._db.execute("BEGIN")  # the key and the rows read from one snapshot
+            try:
+                key = self._matrix_key(collection.id)
+                matrix = matrix_file.load(self._matrix_path(collection.id), key)
+                built = matrix is None or matrix.dim != collection.dim
+                if built:
+                    matrix = self._build_matrix(collection, key["count"])
+            finally:
+                self._db.execute("COMMIT")
+            if built:
+                self._save_matrix(collection.id, key["version"], matrix, key)
+            else:
+                self._saved[collection.id] = key["version"]
+            self._matrices[collection.id] = (key["version"], matrix)
             return matrix
+
+    def _build_matrix(self, collection: Collection, count: int) -> VectorMatrix:
+        matrix = VectorMatrix(collection.dim, capacity=count)
+        cur = self._db.execute("SELECT id, vector FROM chunks WHERE collection_id=? ORDER BY id", (collection.id,))
+        while rows := cur.fetchmany(8192):
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), collection.dim)
+            matrix.add(ids, vecs)
+        return matrix
+
+    def _matrix_key(self, collection_id: int) -> dict:
+        """What identifies the collection's current rows (one statement: one consistent snapshot)."""
+        version, count, max_id = self._db.execute(
+            "SELECT version, (SELECT count(*) FROM chunks WHERE collection_id=c.id),"
+            " (SELECT max(id) FROM chunks WHERE collection_id=c.id) FROM collections c WHERE id=?",
+            (collection_id,)).fetchone()
+        return {"token": self._token, "collection": collection_id, "version": version, "count": count, "max_id": max_id}
+
+    def _matrix_path(self, collection_id: int) -> Path:
+        return self.path.with_name(f"{self.path.name}-vectors") / f"collection-{collection_id}.bin"
+
+    def _save_matrix(self, collection_id: int, version: int, matrix: VectorMatrix, key: dict | None = None) -> None:
+        """Save when ``matrix`` is still the database's current state; a failure only costs a rebuild later."""
+        try:
+            key = key or self._matrix_key(collection_id)
+            if key["version"] == version and key["count"] == len(matrix):
+                matrix_file.save(self._matrix_path(collection_id), key, matrix)
+                self._saved[collection_id] = version
+        except (OSError, sqlite3.Error, TypeError):
+            pass
 
     def vectors(self, chunk_ids: np.ndarray) -> np.ndarray:
         """Float32 vectors of ``chunk_ids`` in that order, from the database."""
