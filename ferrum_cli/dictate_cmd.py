@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", "-m", default=None, help="model reference (default: whisper-tiny.en)")
     p.add_argument("--language", "-l", default=None, help="spoken language (multilingual models)")
     p.add_argument("--threads", type=int, default=None, help="CPU threads")
-    p.add_argument("--step", type=float, default=0.5, help="re-transcribe every STEP seconds of new audio")
+    p.add_argument("--step", type=float, default=None,
+                   help="re-transcribe every STEP seconds of new audio (default: 1 s)")
     p.add_argument("--save", type=Path, default=None, metavar="FLAC", help="also record the session audio here")
     p.set_defaults(func=run)
 
@@ -83,7 +84,8 @@ def run(args) -> int:
     ex = WhisperModelExecutor.from_path(resolved.path, threads=args.threads, quantize="auto",
                                         model_id=resolved.model_id)
     events: queue.Queue = queue.Queue()
-    engine = DictationEngine(ex, DictationOptions(language=args.language, step_s=args.step, record_path=args.save),
+    engine = DictationEngine(ex, DictationOptions(language=args.language, record_path=args.save,
+                                                      **({"step_s": args.step} if args.step else {})),
                              on_event=events.put)
     outcome: list = []
 

@@ -23,24 +23,22 @@ RATE = 16000
 
 @pytest.fixture(scope="module")
 def dev_audio():
-    """The 13 pocketsphinx utterances (LibriVox sentences, commands, digits) and three telephone
-    prompts, joined with 1 s gaps."""
+    """The 13 pocketsphinx utterances (LibriVox sentences, commands, digits) and 28 telephone prompts
+    (294 words), joined with 1 s gaps: on fewer words one number written as digits instead of words
+    ("5, 5. 8" for "five five eight") moves WER by three points on its own."""
     require_speech_dev()
     picked = [u for u in load_speech_dev() if "pocketsphinx" in str(u.path)]
-    picked += [u for u in dev_slice(60) if "asterisk" in str(u.path)][::12][:3]
+    picked += [u for u in dev_slice(90) if "asterisk" in str(u.path)][::3]
     audio, reference = long_audio(picked, seconds=1e9, gap=1.0)
     return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
 
 
-# The issue asks for committed text within 3 WER points of the file transcript.  On this set
-# (111 words) streaming measured +5.4 points with full 30 s windows and +6.3 with the short encoder
-# context (the default): words decided on partial audio ("ill-disposed" → "old-sposed") and
-# per-utterance decoding of the card names.  The bound is 7 points until the policy closes the gap.
+# Committed text within 3 WER points of transcribing the same file (the issue's bound), for the
+# default short encoder context and for full 30 s windows on every step.
 @pytest.mark.timeout(1500)  # the full-window run re-encodes 30 s windows: minutes on a busy 2-core box
-@pytest.mark.parametrize("short_context, step, allowed", [(False, 2.0, 7.0), (True, 1.0, 7.0)],
-                         ids=["full-window", "short-context"])
+@pytest.mark.parametrize("short_context, step", [(False, 2.0), (True, 1.0)], ids=["full-window", "short-context"])
 def test_file_dictation_matches_offline_accuracy_and_never_rewrites(whisper_tiny_int8, dev_audio, tmp_path,
-                                                                    short_context, step, allowed):
+                                                                    short_context, step):
     import soundfile as sf
 
     from executors.dictation import (
@@ -74,7 +72,7 @@ def test_file_dictation_matches_offline_accuracy_and_never_rewrites(whisper_tiny
     offline = whisper_tiny_int8.transcribe(audio).text
     wer_live, wer_offline = corpus_wer([reference], [summary.text]), corpus_wer([reference], [offline])
     print(f"\nWER dictation {wer_live:.2f} % vs offline {wer_offline:.2f} %\n live: {summary.text}\n file: {offline}")
-    assert wer_live <= wer_offline + allowed
+    assert wer_live <= wer_offline + 3.0
 
 
 def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import DeviceError, FerrumError, wrap_unexpected
 from ..vad import WINDOW, StreamingVad
 from .capture import AudioSource
+from .context import RecentSpeech
 from .events import (
     Committed,
     DictationOptions,
@@ -34,6 +35,7 @@ from .policy import LocalAgreement, Word
 from .transcriber import PassTranscriber
 
 RATE = 16000
+_FINAL_TAIL_S = 0.5
 
 
 class _Buffer:
@@ -186,6 +188,7 @@ class DictationEngine:
         self._t = 0                               # 16 kHz samples scored by the VAD
         self._preroll = collections.deque(maxlen=max(1, int(o.preroll_s * RATE / WINDOW) + 2))
         self._buf = _Buffer(o.max_buffer_s + 2.0)
+        self._recent = RecentSpeech(o.context_s, o.max_buffer_s + o.context_s + 4.0)
         self._agree = LocalAgreement(o.commit_hold_s, o.min_commit_buffer_s)
         self._arrivals: collections.deque[tuple[float, float]] = collections.deque(maxlen=4096)
         self._level_acc, self._level_n = 0.0, 0
@@ -238,6 +241,7 @@ class DictationEngine:
         start = self._t
         events = vad.push(win)
         self._t += WINDOW
+        self._recent.push(win)
         self._preroll.append((start, win))
         prob = vad.last_probability
         opened = False
@@ -246,7 +250,7 @@ class DictationEngine:
                 self._in_utt, opened = True, True
                 self._reset_utterance()
                 begin = int(ev.time * RATE)
-                kept = [(s, w) for s, w in self._preroll if s + WINDOW > begin]
+                kept = [(s, w) for s, w in self._preroll if s + WINDOW > begin - int(o.preroll_s * RATE)]
                 self._buf.reset(kept[0][0] if kept else start)
                 for _, w in kept:
                     self._buf.append(w)
@@ -262,8 +266,8 @@ class DictationEngine:
             self._spoke = self._spoke or self._speech_run * WINDOW >= o.min_speech_ms * RATE // 1000
         elif prob < vad.neg_threshold and self._silence_start is None:
             self._silence_start, self._speech_run = start, 0
-        paused = self._silence_start is not None and self._t - self._silence_start >= o.pause_commit_ms * RATE // 1000
-        if paused and self._spoke:
+        silent = self._t - self._silence_start if self._silence_start is not None else -1
+        if self._spoke and silent >= o.pause_commit_ms * RATE // 1000:
             self._commit_all(self._silence_start)
         elif (self._spoke and not self._behind and self._silence_start is None
               and self._buf.size - self._last_pass >= o.step_s * RATE):
@@ -277,7 +281,7 @@ class DictationEngine:
         o = self.options
         self._last_pass = self._buf.size
         audio = self._buf.until(self._t)
-        words = self.transcriber.words(audio)
+        words = self.transcriber.words(audio, context=self._context())
         self._note_buffer()
         if words is None:
             return
@@ -288,6 +292,7 @@ class DictationEngine:
             n = self._agree.trim_point(words, o.trim_after_s / 2, force=self._buf.seconds > o.max_buffer_s)
             if n:
                 cut = int(words[n - 1].end * RATE)
+                self._recent.commit(self._buf.start, self._buf.start + cut, " ".join(w.text for w in words[:n]))
                 self._prompt_words.extend(w.text for w in words[:n])
                 self.transcriber.set_prompt(" ".join(self._prompt_words))
                 self._buf.drop(cut)
@@ -296,21 +301,27 @@ class DictationEngine:
 
     def _commit_all(self, speech_end: int) -> None:
         """A pause or the utterance end: one final pass over the speech, everything committed."""
-        tail = min(self.options.pause_commit_ms, 200) * RATE // 1000  # the VAD's end is a little early
-        words = self.transcriber.words(self._buf.until(min(speech_end + tail, self._t)), final=True)
+        # the VAD ends speech early on soft endings ("clubs" heard as "close"): the pass hears the pause too
+        cut = min(speech_end + int(_FINAL_TAIL_S * RATE), self._t)
+        context = self._context()
+        words = self.transcriber.words(self._buf.until(cut), final=True, context=context)
         self._note_buffer()
         new = self._agree.flush(words)
-        if self._agree.committed == len(new) and self._echoes_prompt(new):
+        if context is None and self._agree.committed == len(new) and self._echoes_prompt(new):
             new = []  # a pass over a breath or a click that just repeats the prompt
         self._commit(new)
+        self._recent.commit(self._buf.start, cut, " ".join(w.text for w in words))
         self._emit(Tentative(""))
         self._prompt_words.extend(w.text for w in words)
         self.transcriber.set_prompt(" ".join(self._prompt_words))
-        self._buf.drop(speech_end - self._buf.start)
+        self._buf.drop(cut - self._buf.start)  # later passes hear it as context
         self._agree.reset()
         self._spoke, self._last_pass = False, self._buf.size
         self._final_wall = time.monotonic()
         self._speech_end = speech_end / RATE
+
+    def _context(self):
+        return self._recent.before(self._buf.start) if self.options.context_s > 0 else None
 
     def _echoes_prompt(self, words: list[Word]) -> bool:
         """Whisper, given little speech, tends to repeat the prompt's last sentence."""

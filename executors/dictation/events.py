@@ -45,20 +45,22 @@ Event = Tentative | Committed | UtteranceEnd | Level | Overrun
 @dataclass
 class DictationOptions:
     language: str | None = None       # None: "en" for English-only models (multilingual need one)
-    step_s: float = 0.5               # re-transcribe the utterance after this much new audio
+    step_s: float = 1.0               # re-transcribe the utterance after this much new audio (0.5
+                                      # shows words sooner; on the dev set it commits more early errors)
     vad_threshold: float = 0.5
     pause_commit_ms: int = 250        # a pause this long commits everything said before it
     end_silence_ms: int = 700         # a pause this long ends the utterance
     min_speech_ms: int = 64
-    commit_hold_s: float = 0.0        # a step pass commits a word only with this much audio after it
-    min_commit_buffer_s: float = 0.0  # ... and only from a buffer this long (1.0 / 2.0 measured the
-                                      # same dev-set WER: its errors come from final passes)
+    commit_hold_s: float = 0.6        # a step pass commits a word only with this much audio after it
+                                      # (words heard at the very end of a buffer agree wrongly: "dile")
+    min_commit_buffer_s: float = 0.0  # ... and only from a buffer this long
     preroll_s: float = 0.3            # audio kept before the VAD's speech start
     trim_after_s: float = 6.0         # then cut the buffer at a committed segment end
     max_buffer_s: float = 15.0        # ... and at the last committed word beyond this
     prompt_previous: bool = False     # condition on earlier utterances too (tiny.en then drops or
                                       # echoes short ones); committed text trimmed from the buffer
                                       # always conditions the rest of its utterance
+    context_s: float = 10.0           # committed audio (its text forced) heard before each pass; 0: none
     short_context: bool = True        # step passes encode only the buffered audio (else a padded 30 s window)
     final_full_window: bool = True    # the commit-all pass at a pause uses the full window: on the dev
                                       # set short contexts keep step-pass WER but not every final word
@@ -80,6 +82,9 @@ class DictationOptions:
         if not 0 < self.trim_after_s <= self.max_buffer_s <= 28:
             raise InvalidParameterError("need 0 < trim_after_s <= max_buffer_s <= 28 seconds",
                                         "the buffer must fit one 30 s Whisper window")
+        if not 0 <= self.context_s <= 28 - self.max_buffer_s:
+            raise InvalidParameterError("context_s plus max_buffer_s must stay within 28 seconds",
+                                        "the context and the buffer share one 30 s Whisper window")
         return self
 
 

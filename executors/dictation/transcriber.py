@@ -9,6 +9,7 @@ import numpy as np
 
 from ..whisper.decoding import is_silence
 from ..whisper.options import TranscribeOptions
+from .context import PassContext
 from .policy import Word, drop_repeats, words_from_tokens
 from .short_encoder import encode_full, encode_short
 
@@ -33,6 +34,7 @@ class PassTranscriber:
         self._prompt_tokens: list[int] = []
         self._last_key = None
         self._last_words: list[Word] = []
+        self._draft: tuple[tuple, list[int]] = ((), [])  # the last pass's tokens and what they followed
         self.compute_seconds = 0.0
         self.passes = 0
 
@@ -43,18 +45,20 @@ class PassTranscriber:
             self._prompt_text = text
             self._prompt_tokens = self.ex.encode_text(" " + text.strip()) if text.strip() else []
 
-    def words(self, samples: np.ndarray, final: bool = False) -> list[Word] | None:
-        """The hypothesis for ``samples`` (16 kHz, the whole buffer); None when a non-final pass
-        looped.  The same audio under the same prompt is not decoded twice."""
-        key = (len(samples), float(samples[-1]) if len(samples) else 0.0, self._prompt_text)
+    def words(self, samples: np.ndarray, final: bool = False, context: PassContext | None = None) -> list[Word] | None:
+        """The hypothesis for ``samples`` (16 kHz, the whole buffer), heard after ``context``; None
+        when a non-final pass looped.  The same audio under the same prompt is not decoded twice."""
+        key = (len(samples), float(samples[-1]) if len(samples) else 0.0, self._prompt_text,
+               context.spans if context is not None else None)
         if key == self._last_key and not (final and self._last_words is None):
             return self._last_words
         t0 = time.perf_counter()
         with self.ex._lock:  # the executor is shared with file transcription
-            words = self._decode(samples, self.short_context and not (final and self.final_full_window))
-            if final and self.short_context and words is None and self.full_fallback:
+            short = self.short_context and not (final and self.final_full_window)
+            words = self._decode(samples, short, context)
+            if final and short and words is None and self.full_fallback:
                 self.fallbacks += 1
-                words = self._decode(samples, False)  # a looping short pass: retry on the full window
+                words = self._decode(samples, False, context)  # a looping short pass: retry on the full window
         self.compute_seconds += time.perf_counter() - t0
         self.passes += 1
         if final and words is None:
@@ -62,19 +66,46 @@ class PassTranscriber:
         self._last_key, self._last_words = key, words
         return words
 
-    def _decode(self, samples: np.ndarray, short: bool) -> list[Word] | None:
+    def _decode(self, samples: np.ndarray, short: bool, context: PassContext | None) -> list[Word] | None:
         """Words, or None when the pass looks like a hallucination loop."""
         ex, st = self.ex, self.ex.tokens
-        duration = len(samples) / ex.log_mel.sample_rate
-        enc = encode_short(ex, samples, self.min_context_s, self.pad_s) if short else encode_full(ex, samples)
+        rate = ex.log_mel.sample_rate
+        duration = len(samples) / rate
+        offset = context.seconds if context is not None else 0.0
+        heard = np.concatenate([context.audio, samples]) if context is not None else samples
+        enc = encode_short(ex, heard, self.min_context_s, self.pad_s) if short else encode_full(ex, heard)
         prompt = st.prompt(self._prompt_tokens, self.options.language, self.options.task, timestamps=True)
         cap = int(8 + self.tokens_per_second * duration)
-        result = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=True, max_new_tokens=cap)[0]
+        # The buffer only grew since the last pass (same start, same prompt and context): its tokens are
+        # a good guess for this one, checked in one forward instead of decoded one by one.
+        after = (self._prompt_text, context.spans if context is not None else None, samples[:400].tobytes())
+        draft = self._draft[1] if self._draft[0] == after else []
+        result = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=True, max_new_tokens=cap,
+                                         prefix=self._prefix(context), require_text=context is not None,
+                                         draft=draft)[0]
+        self._draft = (after, result.tokens)
         if is_silence(result, self.options):
             return []
         words = words_from_tokens(result.tokens, st.timestamp_begin, st.eot, st.time_precision,
-                                  ex.decode_text, duration)
+                                  ex.decode_text, offset + duration)
+        if offset:  # everything decoded follows the forced context text, so it is all the buffer's
+            words = [w.shifted(offset) for w in words]
         if len(result.tokens) >= cap or result.compression_ratio > _COMPRESSION_LIMIT:
             kept = drop_repeats(words)
             return kept if self.collapse_loops and len(kept) < len(words) else None
         return words
+
+    def _prefix(self, context: PassContext | None) -> list[int]:
+        """The context's text as forced transcript tokens: ``<|start|> text <|end|>`` per span."""
+        if context is None:
+            return []
+        st = self.ex.tokens
+        last = st.timestamp_begin + int(30.0 / st.time_precision)
+
+        def stamp(seconds: float) -> int:
+            return min(st.timestamp_begin + round(seconds / st.time_precision), last)
+
+        tokens: list[int] = []
+        for start, end, text in context.spans:
+            tokens += [stamp(start), *self.ex.encode_text(" " + text), stamp(end)]
+        return tokens

@@ -19,6 +19,8 @@ from .forward import WhisperRuntime
 from .options import TranscribeOptions
 from .tokens import LogitFilter, SpecialTokens
 
+_NEG_INF = float("-inf")
+
 
 @dataclass
 class DecodeResult:
@@ -86,10 +88,19 @@ class GreedyDecoder:
     @torch.inference_mode()
     def decode_batch(self, encoder_out: torch.Tensor, prompts: list[list[int]], temperature: float = 0.0, *,
                      timestamps: bool = True, cancel: CancelToken | None = None,
-                     max_new_tokens: int | None = None) -> list[DecodeResult]:
+                     max_new_tokens: int | None = None, prefix: list[int] = (),
+                     require_text: bool = False, draft: list[int] = ()) -> list[DecodeResult]:
         """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length);
-        ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length)."""
+        ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length).
+        ``prefix``: tokens forced at the start of every row's transcript (prefilled with the prompt and
+        seen by the timestamp rules, left out of the results), e.g. the text of audio already decoded.
+        ``require_text``: no row may end before it has sampled a text token (after a forced prefix Whisper
+        otherwise often ends at once, as if the speech that follows were cut off by the window's end).
+        ``draft``: a guess of the greedy continuation (one row, T = 0), checked in one forward pass
+        and kept up to its first wrong token, so a good guess costs one step instead of one per token."""
         st, rt = self.st, self.runtime
+        prefix = list(prefix)
+        prompts = [[*p, *prefix] for p in prompts] if prefix else prompts
         batch = len(prompts)
         lens = [len(p) for p in prompts]
         dev = rt.device
@@ -110,18 +121,20 @@ class GreedyDecoder:
             no_speech = [0.0] * batch
         filt = self.filters[timestamps]
         max_new = min(st.sample_len, st.n_ctx - max(lens) + 1, max_new_tokens or st.sample_len)
-        sampled = torch.empty((batch, 0), dtype=torch.long, device=dev)
+        sampled = torch.tensor([prefix] * batch, dtype=torch.long, device=dev).reshape(batch, len(prefix))
         sum_lp = torch.zeros(batch, device=dev)
         done = torch.zeros(batch, dtype=torch.bool, device=dev)
-        for i in range(max_new):
+        rule = _Choice(filt, st.eot, len(prefix) if require_text else None, temperature)
+        first = 0
+        if draft and batch == 1 and temperature == 0:
+            sampled, sum_lp, logits, first = self._verify_draft(store, logits, sampled, sum_lp, draft, rule,
+                                                                max_new)
+            if first and int(sampled[0, -1]) == st.eot:
+                first = max_new  # the draft's check already ended the transcript
+        for i in range(first, max_new):
             if cancel is not None:
                 cancel.raise_if_cancelled("transcription")
-            filt.apply(logits, sampled)
-            if temperature > 0:
-                nxt = torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1).squeeze(1)
-            else:
-                nxt = logits.argmax(dim=-1)
-            lp = torch.log_softmax(logits, dim=-1).gather(1, nxt[:, None]).squeeze(1)
+            nxt, lp = rule(logits, sampled)
             sum_lp += torch.where(done, torch.zeros_like(lp), lp)
             nxt = torch.where(done, torch.full_like(nxt, st.eot), nxt)
             sampled = torch.cat([sampled, nxt[:, None]], dim=1)
@@ -130,8 +143,31 @@ class GreedyDecoder:
                 break
             with self._timed("decode", batch):
                 logits = rt.logits(rt.step(store, nxt[:, None])[:, -1])
-        return [self._result(row, float(lp), ns, temperature)
+        return [self._result(row[len(prefix):], float(lp), ns, temperature)
                 for row, lp, ns in zip(sampled.tolist(), sum_lp.tolist(), no_speech)]
+
+    def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int):
+        """Score ``draft`` in one forward and keep its prefix that greedy decoding would have produced,
+        plus greedy's own token where they first differ.  Returns (sampled, sum_lp, next logits, tokens
+        consumed); the KV store is rolled back to hold exactly the kept tokens."""
+        rt = self.runtime
+        draft = [t for t in draft if t != self.st.eot][:max_new - 1]
+        if not draft:
+            return sampled, sum_lp, logits, 0
+        base = store.lengths[0]
+        with self._timed("decode", 1):
+            after = rt.logits(rt.step(store, torch.tensor([draft], device=rt.device))[0])  # [n, V]
+        for j, token in enumerate(draft):
+            nxt, lp = rule(logits if j == 0 else after[j - 1:j].clone(), sampled)
+            sum_lp += lp
+            sampled = torch.cat([sampled, nxt[:, None]], dim=1)
+            if int(nxt) != token:
+                store.lengths = [base + j]
+                if int(nxt) == self.st.eot:
+                    return sampled, sum_lp, logits, j + 1
+                with self._timed("decode", 1):
+                    return sampled, sum_lp, rt.logits(rt.step(store, nxt[:, None])[:, -1]), j + 1
+        return sampled, sum_lp, after[-1:].clone(), len(draft)
 
     def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float) -> DecodeResult:
         tokens = row[:row.index(self.st.eot)] if self.st.eot in row else row
@@ -151,3 +187,22 @@ def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prom
         if not needs_fallback(result, options):
             break
     return result
+
+
+class _Choice:
+    """One decoding step's choice: the logit rules, then argmax (T = 0) or a sample; returns the
+    tokens [B] and their log-probabilities under the filtered distribution."""
+
+    def __init__(self, filt: LogitFilter, eot: int, text_from: int | None, temperature: float):
+        self.filt, self.eot, self.text_from, self.temperature = filt, eot, text_from, temperature
+
+    def __call__(self, logits: torch.Tensor, sampled: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.filt.apply(logits, sampled)
+        if self.text_from is not None:  # require_text: no end before a text token
+            silent = ~(sampled[:, self.text_from:] < self.eot).any(dim=1)
+            logits[:, self.eot].masked_fill_(silent, _NEG_INF)
+        if self.temperature > 0:
+            nxt = torch.multinomial(torch.softmax(logits / self.temperature, dim=-1), 1).squeeze(1)
+        else:
+            nxt = logits.argmax(dim=-1)
+        return nxt, torch.log_softmax(logits, dim=-1).gather(1, nxt[:, None]).squeeze(1)
