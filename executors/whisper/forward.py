@@ -18,6 +18,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from ..errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
 from .kv import KvStore
+from .projections import direct, fused
 
 
 class WhisperRuntime:
@@ -37,6 +38,8 @@ class WhisperRuntime:
         # The decoder's key length grows by one every step; cuDNN attention builds a new plan per
         # shape, so on CUDA the step keeps to the flash / memory-efficient / math kernels.
         self._cuda_sdpa = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+        self._vocab = direct(self.proj_out)
+        self._layers = [_LayerCalls(layer) for layer in self.decoder.layers]
 
     @property
     def device(self) -> torch.device:
@@ -113,45 +116,43 @@ class WhisperRuntime:
                 f"The decoder context is full ({store.capacity} tokens)",
                 "shorten the prompt or roll the cache back with truncate_kv")
         dev = self.device
-        ids = input_ids.to(dev)
-        steps = torch.arange(q, device=dev)
+        dec = self.decoder
+        x = dec.embed_tokens(input_ids.to(dev))
         if uniform:
-            pos = (steps + first).unsqueeze(0).expand(batch, q)
             kmax = first + q
-            mask = None if q == 1 else (torch.arange(kmax, device=dev)[None, :] <= pos[:1, :, None])
+            x = x + dec.embed_positions.weight[first:kmax]
+            mask = None if q == 1 else torch.ones(q, kmax, dtype=torch.bool, device=dev).tril(first)[None]
         else:
-            pos = torch.tensor(lengths, device=dev)[:, None] + steps[None, :]
+            pos = torch.tensor(lengths, device=dev)[:, None] + torch.arange(q, device=dev)[None, :]
             kmax = max(lengths) + q
             mask = (torch.arange(kmax, device=dev)[None, None, :] <= pos[:, :, None]).unsqueeze(1)
-        dec = self.decoder
-        x = dec.embed_tokens(ids) + dec.embed_positions.weight[pos]
-        rows = torch.arange(batch, device=dev)[:, None].expand(batch, q)
-        for i, layer in enumerate(dec.layers):
-            sa = layer.self_attn
-            h = layer.self_attn_layer_norm(x)
-            qs = self._heads(sa.q_proj(h) * sa.scaling)
-            k, v = self._heads(sa.k_proj(h)), self._heads(sa.v_proj(h))
+            rows = torch.arange(batch, device=dev)[:, None].expand(batch, q)
+            x = x + dec.embed_positions.weight[pos]
+        d = self.d_model
+        for i, (layer, calls) in enumerate(zip(dec.layers, self._layers)):
+            qkv = calls.self_qkv(layer.self_attn_layer_norm(x))
+            qs = self._heads(qkv[..., :d] * calls.self_scaling)
+            k, v = self._heads(qkv[..., d:2 * d]), self._heads(qkv[..., 2 * d:])
             keys, vals = store.self_k[i], store.self_v[i]
             if uniform:
-                keys[:, :, first:first + q] = k
-                vals[:, :, first:first + q] = v
+                keys[:, :, first:kmax] = k
+                vals[:, :, first:kmax] = v
             else:
                 keys[rows, :, pos] = k.transpose(1, 2)
                 vals[rows, :, pos] = v.transpose(1, 2)
             o = F.scaled_dot_product_attention(qs, keys[:, :, :kmax], vals[:, :, :kmax], attn_mask=mask, scale=1.0)
-            x = x + sa.out_proj(self._merge(o))
-            ca = layer.encoder_attn
+            x = x + calls.self_out(self._merge(o))
             h = layer.encoder_attn_layer_norm(x)
-            o = F.scaled_dot_product_attention(self._heads(ca.q_proj(h) * ca.scaling), store.cross_k[i],
+            o = F.scaled_dot_product_attention(self._heads(calls.cross_q(h) * calls.cross_scaling), store.cross_k[i],
                                                store.cross_v[i], scale=1.0)
-            x = x + ca.out_proj(self._merge(o))
-            x = x + layer.fc2(layer.activation_fn(layer.fc1(layer.final_layer_norm(x))))
+            x = x + calls.cross_out(self._merge(o))
+            x = x + calls.fc2(layer.activation_fn(calls.fc1(layer.final_layer_norm(x))))
         store.lengths = [n + q for n in lengths]
         return dec.layer_norm(x)
 
     @torch.inference_mode()
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.proj_out(hidden).float()
+        return self._vocab(hidden).float()
 
     def _heads(self, x: torch.Tensor) -> torch.Tensor:
         b, q, _ = x.shape
@@ -160,3 +161,14 @@ class WhisperRuntime:
     def _merge(self, x: torch.Tensor) -> torch.Tensor:
         b, _, q, _ = x.shape
         return x.transpose(1, 2).reshape(b, q, self.d_model)
+
+
+class _LayerCalls:
+    """One decoder layer's projections as direct calls (see ``projections``)."""
+
+    def __init__(self, layer):
+        sa, ca = layer.self_attn, layer.encoder_attn
+        self.self_qkv = fused([sa.q_proj, sa.k_proj, sa.v_proj])
+        self.self_scaling, self.cross_scaling = sa.scaling, ca.scaling
+        self.self_out, self.cross_q, self.cross_out = direct(sa.out_proj), direct(ca.q_proj), direct(ca.out_proj)
+        self.fc1, self.fc2 = direct(layer.fc1), direct(layer.fc2)

@@ -120,56 +120,56 @@ class LogitFilter:
     """SuppressBlank + SuppressTokens + timestamp rules of the reference decoder, batched.
 
     ``apply(logits, sampled)`` edits ``logits`` [B, V] in place; ``sampled`` [B, n] holds the
-    tokens sampled so far (not the prompt).
+    tokens sampled so far (not the prompt).  Each step touches only the suppressed ids and the
+    timestamp slice; full-vocabulary writes happen only for the rows a rule actually blocks (on
+    the CPU every full-width elementwise op is a thread-pool round trip, which under load costs
+    more than the arithmetic).
     """
 
     def __init__(self, st: SpecialTokens, vocab: int, device, timestamps: bool = True):
         self.st = st
         self.timestamps = timestamps
-        ids = torch.arange(vocab, device=device)
-        self.ids = ids
-        suppress = torch.zeros(vocab, dtype=torch.bool, device=device)
-        extra = [st.transcribe, st.translate, st.sot, st.sot_prev, st.sot_lm, st.no_speech]
-        for tid in [*st.suppress, *extra]:
-            if tid is not None and tid != st.eot and 0 <= tid < vocab:
-                suppress[tid] = True
-        suppress[st.no_timestamps] = True
+        extra = [st.transcribe, st.translate, st.sot, st.sot_prev, st.sot_lm, st.no_speech, st.no_timestamps]
+        suppress = {t for t in [*st.suppress, *extra] if t is not None and t != st.eot and 0 <= t < vocab}
         if not timestamps:
-            suppress |= ids >= st.timestamp_begin
-        self.suppress = suppress
-        begin = torch.zeros(vocab, dtype=torch.bool, device=device)
-        for tid in st.begin_suppress:
-            if 0 <= tid < vocab:
-                begin[tid] = True
-        self.begin = begin
-        self.text = ids < st.timestamp_begin
-        self.before_eot = ids < st.eot
-        first = self.text.clone()
-        if st.max_initial_timestamp_index is not None:
-            first |= ids > st.timestamp_begin + st.max_initial_timestamp_index
-        self.first = first
+            suppress |= set(range(st.timestamp_begin, vocab))
+        begin = suppress | {t for t in st.begin_suppress if 0 <= t < vocab}
+        self.suppress = torch.tensor(sorted(suppress), dtype=torch.long, device=device)
+        self.begin = torch.tensor(sorted(begin), dtype=torch.long, device=device)
+        self.ts_ids = torch.arange(vocab - st.timestamp_begin, device=device)  # timestamp index 0, 1, ...
 
     def apply(self, logits: torch.Tensor, sampled: torch.Tensor) -> torch.Tensor:
         n = sampled.shape[1]
-        mask = self.suppress if n else self.suppress | self.begin
-        logits.masked_fill_(mask, _NEG_INF)
+        logits.index_fill_(1, self.suppress if n else self.begin, _NEG_INF)
         if not self.timestamps:
             return logits
-        if n == 0:
-            return logits.masked_fill_(self.first, _NEG_INF)
         tb = self.st.timestamp_begin
+        stamps = logits[:, tb:]
+        if n == 0:  # the first token is a timestamp, no later than max_initial_timestamp_index
+            logits[:, :tb] = _NEG_INF
+            if self.st.max_initial_timestamp_index is not None:
+                stamps[:, self.st.max_initial_timestamp_index + 1:] = _NEG_INF
+            return logits
         last_ts = sampled[:, -1] >= tb
         penult_ts = sampled[:, -2] >= tb if n >= 2 else torch.ones_like(last_ts)
-        block = (last_ts & penult_ts)[:, None] & ~self.text            # pair closed: text next
-        block |= (last_ts & ~penult_ts)[:, None] & self.before_eot    # pair open: timestamp or eot
-        newest = torch.where(sampled >= tb, sampled, -1).amax(dim=1)
-        floor = torch.where(last_ts & ~penult_ts, newest, newest + 1)
-        block |= (newest >= 0)[:, None] & (self.ids >= tb) & (self.ids < floor[:, None])
-        logits.masked_fill_(block, _NEG_INF)
+        pair_open = last_ts & ~penult_ts                                 # timestamp or eot next
+        newest = torch.where(sampled >= tb, sampled, -1).amax(dim=1)     # -1: no timestamp yet
+        floor = torch.where(pair_open, newest, newest + 1) - tb          # timestamps never go back
+        blocked = (self.ts_ids[None, :] < floor[:, None]) | (last_ts & penult_ts)[:, None]  # closed: text next
+        stamps.masked_fill_(blocked, _NEG_INF)
+        _block_rows(logits[:, :self.st.eot], pair_open)
         # If the timestamps together are likelier than any single text token, force a timestamp.
         # (B3 speed edit: compared on raw logits, as the softmax normaliser cancels on both sides;
         # saves a full-vocabulary log_softmax per step.)
-        ts_mass = logits[:, tb:].float().logsumexp(dim=-1)
-        best_text = logits[:, :tb].float().amax(dim=-1)
-        logits[:, :tb].masked_fill_((ts_mass > best_text)[:, None], _NEG_INF)
+        force = stamps.logsumexp(dim=-1) > logits[:, :tb].amax(dim=-1)
+        _block_rows(logits[:, :tb], force)
         return logits
+
+
+def _block_rows(span: torch.Tensor, rows: torch.Tensor) -> None:
+    """Set ``span`` [B, n] to -inf in the ``rows`` [B] that are True: on the CPU only those rows are
+    written (usually none); on a GPU a masked fill avoids a device sync."""
+    if span.device.type != "cpu":
+        span.masked_fill_(rows[:, None], _NEG_INF)
+    elif bool(rows.any()):
+        span[rows] = _NEG_INF
