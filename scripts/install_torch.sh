@@ -5,7 +5,12 @@
 set -euo pipefail
 py=${1:-python3}
 if "$py" -c 'import torch' 2>/dev/null; then exit 0; fi
-if "$py" -m pip install --no-index torch==2.13.0 2>/dev/null; then exit 0; fi
+# A local wheel (pip's find-links) is taken as a file; its dependencies come from the usual indexes.
+local=$(mktemp -d)
+trap 'rm -rf "$local"' EXIT
+if "$py" -m pip download --quiet --no-deps --no-index torch==2.13.0 -d "$local" 2>/dev/null; then
+  "$py" -m pip install "$local"/torch-*.whl && exit 0
+fi
 if [ "$(uname -s)" = Linux ] && ! command -v nvidia-smi >/dev/null 2>&1; then
   "$py" -m pip install torch --index-url https://download.pytorch.org/whl/cpu && exit 0
 fi
