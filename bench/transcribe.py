@@ -4,6 +4,10 @@ Same audio, same thread count, greedy decoding, same bundled model (tiny.en) for
 Each repetition runs every engine once (the starting engine rotates), medians are reported, and
 every figure is also given as a ratio to faster-whisper int8 measured in the same run.
 
+Every engine lives in a process of its own and only one runs at a time: once CTranslate2 has run
+in a process, torch in that process was measured ~1.8x slower on the long file (2.3 s -> 4.2 s),
+so sharing one process would time the engines' interference, not the engines.
+
     python bench/transcribe.py                 # 60-utterance dev slice + a ~5 min joined file, 3 reps
     python bench/transcribe.py --quick         # smaller inputs, 2 reps
     python bench/transcribe.py --device cuda   # fp16 for us, float16 for faster-whisper (if it can)
@@ -12,6 +16,7 @@ every figure is also given as a ratio to faster-whisper int8 measured in the sam
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 import time
@@ -90,28 +95,63 @@ def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, ba
     return Engine(name, clips, lambda a: ex.transcribe(a, opts).text)
 
 
-def build_engines(args) -> tuple[list[Engine], list[str]]:
-    notes: list[str] = []
+def engine_specs(args) -> list[tuple[str, str, tuple]]:
+    """(name, factory, factory arguments) of every engine in the run."""
     cuda = args.device.startswith("cuda")
     peer_types = ("float16", "int8_float16") if cuda else ("int8", "float32")
-    engines = []
-    for ct in peer_types:
-        try:
-            engines.append(faster_whisper_engine(f"faster-whisper {ct}", "cuda" if cuda else "cpu", ct,
-                                                 args.threads))
-        except Exception as exc:  # CUDA libraries of CTranslate2 missing, typically
-            notes.append(f"faster-whisper {ct} skipped: {exc}")
+    specs = [(f"faster-whisper {ct}", "faster_whisper_engine", ("cuda" if cuda else "cpu", ct, args.threads))
+             for ct in peer_types]
     if not cuda and "batched" in args.engines:
-        engines.append(faster_whisper_engine("faster-whisper int8 batched", "cpu", "int8", args.threads,
-                                             batched=args.batch))
+        specs.append(("faster-whisper int8 batched", "faster_whisper_engine", ("cpu", "int8", args.threads, args.batch)))
     ours = {"default": ("auto", 1), "int8": ("int8", 1), "float32": ("none", 1), "batched": ("auto", args.batch)}
     if cuda:
         ours = {"default": ("auto", 1), "batched": ("auto", args.batch)}
     for label, (quant, bw) in ours.items():
         if label in args.engines:
-            engines.append(ferrum_engine(f"ferrum {label}" + (f" (x{bw})" if bw > 1 else ""), args.device,
-                                         args.threads, quant, bw))
-    return engines, notes
+            specs.append((f"ferrum {label}" + (f" (x{bw})" if bw > 1 else ""), "ferrum_engine",
+                          (args.device, args.threads, quant, bw)))
+    return specs
+
+
+def serve(conn, name: str, factory: str, factory_args: tuple, threads: int, ct2_model, clips, long_wave) -> None:
+    """Worker process: build one engine, warm it up, then run "clips" / "long" on request."""
+    global CT2_MODEL
+    CT2_MODEL = ct2_model
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        engine = globals()[factory](name, *factory_args)
+        engine.run_clips(clips[:2])  # first-call allocations and lazy imports stay out of the timings
+    except Exception as exc:  # CUDA libraries of CTranslate2 missing, typically
+        conn.send(f"{name} skipped: {exc}")
+        return
+    conn.send("ready")
+    while (command := conn.recv()) is not None:
+        conn.send(engine.run_clips(clips) if command == "clips" else engine.run_long(long_wave))
+
+
+def start_engines(args, clips, long_wave) -> tuple[list[Engine], list[str], list]:
+    ctx = multiprocessing.get_context("spawn")
+    started = []
+    for name, factory, factory_args in engine_specs(args):
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=serve, args=(child, name, factory, factory_args, args.threads, CT2_MODEL,
+                                               clips, long_wave), daemon=True)
+        proc.start()
+        started.append((name, parent, proc))
+    engines, notes = [], []
+    for name, conn, _ in started:
+        answer = conn.recv()
+        if answer != "ready":
+            notes.append(answer)
+            continue
+
+        def ask(command, conn=conn):
+            conn.send(command)
+            return conn.recv()
+        engines.append(Engine(name, lambda _clips, ask=ask: ask("clips"), lambda _wave, ask=ask: ask("long")))
+    return engines, notes, started
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     long_wave, long_ref = long_audio(load_speech_dev(), args.long_seconds)
     clip_seconds = sum(len(c) for c in clips) / SAMPLE_RATE
     long_seconds = len(long_wave) / SAMPLE_RATE
-    engines, notes = build_engines(args)
+    engines, notes, workers = start_engines(args, clips, long_wave)
     print(f"device={args.device} threads={args.threads} reps={args.reps} torch={torch.__version__}")
     print(f"dev slice: {len(clips)} clips, {clip_seconds:.1f} s; long file: {long_seconds:.1f} s (joined dev clips)")
     for n in notes:
@@ -161,8 +201,6 @@ def main(argv: list[str] | None = None) -> int:
     for e in engines:
         jobs[f"{e.name} | clips"] = (lambda e=e: e.run_clips(clips))
         jobs[f"{e.name} | long"] = (lambda e=e: e.run_long(long_wave))
-    for e in engines:   # warm-up: first-call allocations and lazy imports stay out of the timings
-        e.run_clips(clips[:2])
     t0 = time.perf_counter()
     times = interleaved(jobs, args.reps, keep)
     refs = [u.reference for u in utts]
@@ -183,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"peer = {base}; RTF = median wall time / audio seconds ({clip_seconds:.1f} s of clips, "
           f"{long_seconds:.1f} s long file); x peer < 1 means faster than the peer; "
           f"total {time.perf_counter() - t0:.0f} s")
+    for _, conn, proc in workers:
+        if proc.is_alive():
+            conn.send(None)
+        proc.join(timeout=10)
     return 0
 
 
