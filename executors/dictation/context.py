@@ -31,8 +31,9 @@ class RecentSpeech:
     """The stream's last seconds of audio and the committed text spans in them.
 
     ``push`` is fed every 16 kHz sample of the stream in order; ``commit`` records a span of stream
-    samples whose text became final and left the utterance buffer.  Memory is fixed: one array of
-    ``history_s`` seconds and a short deque of spans.
+    samples whose text became final and left the utterance buffer.  Memory is fixed: one circular
+    array of ``history_s`` seconds (stream sample i lives at i mod its size) and a short deque of
+    spans; a push writes only its own samples, as it runs for every 32 ms VAD window.
     """
 
     def __init__(self, max_context_s: float, history_s: float):
@@ -42,13 +43,13 @@ class RecentSpeech:
         self._spans: collections.deque[tuple[int, int, str]] = collections.deque(maxlen=64)
 
     def push(self, samples: np.ndarray) -> None:
-        n, size = len(samples), len(self._audio)
-        if n >= size:
-            self._audio[:] = samples[-size:]
-        else:
-            self._audio[:size - n] = self._audio[n:]
-            self._audio[size - n:] = samples
-        self._end += n
+        size = len(self._audio)
+        kept = samples[-size:]
+        at = (self._end + len(samples) - len(kept)) % size
+        head = min(len(kept), size - at)
+        self._audio[at:at + head] = kept[:head]
+        self._audio[:len(kept) - head] = kept[head:]
+        self._end += len(samples)
 
     def commit(self, start: int, end: int, text: str) -> None:
         text = text.strip()
@@ -73,6 +74,6 @@ class RecentSpeech:
             return None
         chosen.reverse()
         first = chosen[0][0]
-        audio = self._audio[len(self._audio) - (self._end - first):len(self._audio) - (self._end - buffer_start)]
+        audio = self._audio.take(np.arange(first, buffer_start) % len(self._audio))
         spans = tuple(((s - first) / RATE, (e - first) / RATE, t) for s, e, t in chosen)
-        return PassContext(audio.copy(), spans)
+        return PassContext(audio, spans)
