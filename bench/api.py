@@ -64,8 +64,8 @@ def main() -> int:
     import openai
 
     from executors.bert.executor import BertModelExecutor
-    from executors.model_store import resolve_model
-    from executors.service import LocalModelService
+    from executors.models.store import resolve_model
+    from executors.service.models import LocalModelService
     from executors.whisper.executor import WhisperModelExecutor
     from ferrum_api.server import ApiConfig, ApiServer
 

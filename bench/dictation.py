@@ -42,7 +42,7 @@ from bench.common import (
 def load_executor(threads: int, quantize: str | None):
     import torch
 
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
 
     torch.set_num_threads(threads)

@@ -41,7 +41,7 @@ def load_texts(path: Path, limit: int | None) -> list[str]:
 
 
 def model_folder(ref: str | None) -> str:
-    from executors.model_store import DEFAULT_EMBEDDING, resolve_model
+    from executors.models.store import DEFAULT_EMBEDDING, resolve_model
 
     return str(resolve_model(ref or DEFAULT_EMBEDDING, kind="embedding").path)
 

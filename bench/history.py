@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import format_table, interleaved, median
-from executors.history import TranscriptHistory
-from executors.whisper.results import Segment, Transcript
+from executors.transcripts.history import TranscriptHistory
+from executors.transcripts.results import Segment, Transcript
 
 
 def _segments(n: int) -> list[Segment]:

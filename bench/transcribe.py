@@ -28,8 +28,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import (SAMPLE_RATE, corpus_wer, dev_slice, format_table, interleaved,  # noqa: E402
-                          load_speech_dev, long_audio, median, read_audio)
+from bench.common import (  # noqa: E402
+    SAMPLE_RATE,
+    corpus_wer,
+    dev_slice,
+    format_table,
+    interleaved,
+    load_speech_dev,
+    long_audio,
+    median,
+    read_audio,
+)
 
 
 @dataclass
@@ -74,7 +83,7 @@ def faster_whisper_engine(name: str, device: str, compute_type: str, threads: in
 
 
 def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, batch_windows: int = 1) -> Engine:
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
     from executors.whisper.options import TranscribeOptions
 

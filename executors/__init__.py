@@ -3,9 +3,9 @@
 Importing this package is cheap (no torch, no Qt); heavy modules load when first used.
 """
 
-from .contract import ModelExecutor
-from .errors import ErrorKind, FerrumError
-from .types import (
+from .core.contract import ModelExecutor
+from .core.errors import ErrorKind, FerrumError
+from .core.types import (
     CacheMetricsSnapshot,
     CacheStats,
     CancelToken,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from executors.errors import IOError_
-from executors.paths import data_dir
+from executors.core.errors import IOError_
+from executors.core.paths import data_dir
 
 from .errors import ApiError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from executors.errors import (
+from executors.core.errors import (
     ErrorKind,
     FerrumError,
     InvalidParameterError,

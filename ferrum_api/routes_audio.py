@@ -6,8 +6,8 @@ import math
 
 from aiohttp import web
 
-from executors.exporters import render_transcript, to_verbose_json
-from executors.service import WHISPER
+from executors.service.models import WHISPER
+from executors.transcripts.exporters import render_transcript, to_verbose_json
 from executors.whisper.options import TranscribeOptions
 
 from .config import CONFIG, QUEUE

@@ -8,7 +8,7 @@ import json
 import numpy as np
 from aiohttp import web
 
-from executors.service import EMBEDDING
+from executors.service.models import EMBEDDING
 
 from .config import CONFIG, QUEUE
 from .errors import invalid

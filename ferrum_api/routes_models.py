@@ -6,7 +6,7 @@ import time
 
 from aiohttp import web
 
-from executors.service import EMBEDDING, WHISPER
+from executors.service.models import EMBEDDING, WHISPER
 
 from .config import QUEUE
 from .errors import ApiError, invalid

@@ -10,8 +10,8 @@ import time
 
 from aiohttp import web
 
-from executors.errors import InvalidParameterError
-from executors.service import ModelService
+from executors.core.errors import InvalidParameterError
+from executors.service.models import ModelService
 
 from . import routes_audio, routes_embeddings, routes_models
 from .auth import auth_middleware, load_or_create_token
@@ -121,7 +121,7 @@ class ApiServer:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
-            from executors.errors import IOError_
+            from executors.core.errors import IOError_
 
             raise IOError_(f"Cannot listen on {self.config.host}:{self.config.port}: {exc.strerror or exc}",
                            "another program uses this port; pick another one") from exc

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from executors.errors import Cancelled
-from executors.service import EMBEDDING, WHISPER, ModelService
-from executors.types import CancelToken
+from executors.core.errors import Cancelled
+from executors.core.types import CancelToken
+from executors.service.models import EMBEDDING, WHISPER, ModelService
 
 MAX_BATCH_TEXTS = 1024  # texts per coalesced embed call (bounds the padded batch's memory)
 

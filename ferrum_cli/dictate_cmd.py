@@ -75,7 +75,7 @@ def run(args) -> int:
         Overrun,
         UtteranceEnd,
     )
-    from executors.model_store import DEFAULT_WHISPER, resolve_model
+    from executors.models.store import DEFAULT_WHISPER, resolve_model
     from executors.whisper import WhisperModelExecutor
 
     source = (FileSource(args.from_file, speed=args.speed) if args.from_file is not None

@@ -25,7 +25,7 @@ def register(subparsers) -> None:
 
 
 def _read_lines(source: str) -> list[str]:
-    from executors.errors import IOError_, NotFoundError
+    from executors.core.errors import IOError_, NotFoundError
 
     if source == "-":
         text = sys.stdin.read()
@@ -44,8 +44,8 @@ def run(args) -> int:
     import numpy as np
 
     from executors.bert import BertModelExecutor
-    from executors.errors import InvalidParameterError, IOError_
-    from executors.model_store import DEFAULT_EMBEDDING
+    from executors.core.errors import InvalidParameterError, IOError_
+    from executors.models.store import DEFAULT_EMBEDDING
 
     texts = _read_lines(args.input)
     if not texts:

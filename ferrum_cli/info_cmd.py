@@ -46,7 +46,7 @@ def _versions() -> dict:
 
 
 def _devices() -> dict:
-    from executors.device import available_devices, default_threads, resolve_device
+    from executors.core.device import available_devices, default_threads, resolve_device
 
     auto = resolve_device("auto")
     return {"available": available_devices(), "auto": auto.name, "auto_dtype": auto.dtype_name,
@@ -68,8 +68,8 @@ def _load_embedding(path, model_id, device):
 
 
 def _executor_report(kind: str, load, device: str, skip: bool) -> dict:
-    from executors.errors import FerrumError, wrap_unexpected
-    from executors.model_store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, resolve_model
+    from executors.core.errors import FerrumError, wrap_unexpected
+    from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, resolve_model
 
     ref = DEFAULT_WHISPER if kind == "whisper" else DEFAULT_EMBEDDING
     report = {"model": ref, "loaded": False}
@@ -90,8 +90,8 @@ def _executor_report(kind: str, load, device: str, skip: bool) -> dict:
 
 
 def collect(device: str = "auto", load: bool = True) -> dict:
-    from executors.model_store import list_models
-    from executors.paths import cache_dir, data_dir
+    from executors.core.paths import cache_dir, data_dir
+    from executors.models.store import list_models
 
     return {
         "versions": _versions(),

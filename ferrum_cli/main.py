@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from executors.errors import FerrumError
+from executors.core.errors import FerrumError
 
 COMMAND_MODULES = [
     "models_cmd", "info_cmd", "transcribe_cmd", "embed_cmd", "search_cmd", "dictate_cmd", "serve_cmd",

@@ -30,7 +30,7 @@ def human_size(size: int) -> str:
 
 
 def run_list(args) -> int:
-    from executors.model_store import list_models
+    from executors.models.store import list_models
 
     entries = list_models()
     if args.json:
@@ -47,8 +47,8 @@ def run_list(args) -> int:
 
 
 def run_import(args) -> int:
-    from executors.model_cache import folder_size
-    from executors.model_store import import_model
+    from executors.models.cache import folder_size
+    from executors.models.store import import_model
 
     resolved = import_model(args.path, args.name)
     if args.json:

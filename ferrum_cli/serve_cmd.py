@@ -27,9 +27,9 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import asyncio
 
-    from executors.errors import InvalidParameterError
-    from executors.model_store import DEFAULT_EMBEDDING, DEFAULT_WHISPER
-    from executors.service import MODEL_KINDS, LocalModelService, ServiceSettings
+    from executors.core.errors import InvalidParameterError
+    from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER
+    from executors.service.models import MODEL_KINDS, LocalModelService, ServiceSettings
     from ferrum_api.server import ApiConfig, ApiServer, is_loopback
 
     if args.max_upload_mb <= 0:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from executors.exporters import EXPORT_FORMATS  # light: no torch, no numpy
+from executors.transcripts.exporters import EXPORT_FORMATS  # light: no torch, no numpy
 
 
 def register(subparsers) -> None:
@@ -68,7 +68,7 @@ class _ProgressBar:
 def _load_executor(args):
     from transformers.utils import logging as hf_logging
 
-    from executors.model_store import DEFAULT_WHISPER, resolve_model
+    from executors.models.store import DEFAULT_WHISPER, resolve_model
     from executors.whisper import WhisperModelExecutor
 
     resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
@@ -83,8 +83,8 @@ def _load_executor(args):
 
 
 def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path:
-    from executors.audio import audio_duration
-    from executors.exporters import write_transcript
+    from executors.audio.decode import audio_duration
+    from executors.transcripts.exporters import write_transcript
 
     bar = _ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
@@ -97,7 +97,7 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.errors import FerrumError, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
     from executors.whisper.options import TranscribeOptions
 
     if args.threads is not None and args.threads < 1:

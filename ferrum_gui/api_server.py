@@ -1,6 +1,6 @@
 """The API server inside the app: same qasync loop, same executors, same workers as the GUI.
 
-``HostModelService`` is the host seen through ``executors.service.ModelService``; the controller
+``HostModelService`` is the host seen through ``executors.service.models.ModelService``; the controller
 (one per host, a child QObject found with ``api_controller(host)``) starts and stops the server when
 the API settings change.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from executors.errors import FerrumError, wrap_unexpected
+from executors.core.errors import FerrumError, wrap_unexpected
 
 from .settings import load_group, save_group
 

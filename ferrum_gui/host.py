@@ -16,14 +16,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from executors.errors import (
+from executors.core.errors import (
     Cancelled,
     FerrumError,
     ModelError,
     NotFoundError,
     wrap_unexpected,
 )
-from executors.types import CancelToken, ExecutorState
+from executors.core.types import CancelToken, ExecutorState
 
 from . import host_jobs as jobs
 from .host_dictation import HostDictation
@@ -220,8 +220,8 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         return self._background(self.reload(settings), "applying the new settings")
 
     async def available_devices(self) -> list[str]:
-        """``executors.device.available_devices()`` off the GUI thread (it imports torch)."""
-        from executors.device import available_devices
+        """``executors.core.device.available_devices()`` off the GUI thread (it imports torch)."""
+        from executors.core.device import available_devices
 
         return await self._run(IO, available_devices)
 

@@ -24,7 +24,7 @@ class HostServices:
     # ---- history (I/O worker) ------------------------------------------------------------
     def _history_store(self):
         if self._history is None:
-            from executors.history import TranscriptHistory
+            from executors.transcripts.history import TranscriptHistory
 
             self._history = TranscriptHistory()
         return self._history
@@ -54,7 +54,7 @@ class HostServices:
         self.historyChanged.emit()
 
     async def export(self, transcript, path, fmt: str) -> Path:
-        from executors.exporters import write_transcript
+        from executors.transcripts.exporters import write_transcript
 
         try:
             await self._run(IO, write_transcript, transcript, fmt, Path(path))

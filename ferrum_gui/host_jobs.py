@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from executors.errors import FerrumError, ModelError, wrap_unexpected
+from executors.core.errors import FerrumError, ModelError, wrap_unexpected
 
 from .settings import HostSettings
 
@@ -62,7 +62,7 @@ def load_whisper(settings: HostSettings) -> LoadedModel:
     start = time.perf_counter()
     try:
         with _LOAD_LOCK:
-            from executors.model_store import resolve_model
+            from executors.models.store import resolve_model
             from executors.whisper.executor import WhisperModelExecutor
 
             resolved = resolve_model(settings.whisper_model, kind="whisper")
@@ -80,7 +80,7 @@ def load_embedding(settings: HostSettings) -> LoadedModel:
     try:
         with _LOAD_LOCK:
             from executors.bert.executor import BertModelExecutor
-            from executors.model_store import resolve_model
+            from executors.models.store import resolve_model
 
             resolved = resolve_model(settings.embedding_model, kind="embedding")
             executor = BertModelExecutor.load(resolved.path, device=settings.device, dtype=settings.dtype,
@@ -124,7 +124,7 @@ def shutdown_executor(executor) -> None:
 
 def probe_duration(path: Path) -> float:
     """Seconds of audio in ``path``; fails early with InvalidFormatError for a file we cannot read."""
-    from executors.audio import audio_duration
+    from executors.audio.decode import audio_duration
 
     return audio_duration(path)
 
@@ -147,8 +147,8 @@ def cache_hit_rate(caches) -> float | None:
 
 def play_audio(audio_path: str, start: float, end: float | None) -> None:
     """Play a slice of a file on the default output device (runs in the I/O worker)."""
-    from executors.audio import SAMPLE_RATE, load_audio
-    from executors.errors import DeviceError
+    from executors.audio.decode import SAMPLE_RATE, load_audio
+    from executors.core.errors import DeviceError
 
     try:
         import sounddevice as sd

@@ -7,10 +7,9 @@ and its hint, can be dismissed, and repeats of the same message bump a counter i
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget
 
-from executors.errors import FerrumError
+from executors.core.errors import FerrumError
 
 MAX_VISIBLE = 4
 _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-# Same values as executors.model_store.DEFAULT_*; repeated here so reading settings never imports
+# Same values as executors.models.store.DEFAULT_*; repeated here so reading settings never imports
 # the model store (the window must show before any heavy import).
 DEFAULT_WHISPER = "whisper-tiny.en"
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
@@ -18,7 +18,7 @@ _SHARED = ("device", "dtype", "threads")
 class HostSettings:
     device: str = "auto"            # auto | cpu | cuda[:N] | mps
     dtype: str = "auto"             # auto | float32 | float16 | bfloat16
-    threads: int = 0                # CPU threads for torch; 0 = executors.device.default_threads()
+    threads: int = 0                # CPU threads for torch; 0 = executors.core.device.default_threads()
     whisper_model: str = DEFAULT_WHISPER      # bundled name, CTranslate2 folder or HF folder
     embedding_model: str = DEFAULT_EMBEDDING  # bundled name or HF folder
     auto_index_transcripts: bool = True       # index finished transcripts for search

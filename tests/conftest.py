@@ -44,7 +44,7 @@ def text_dir(eval_dir) -> Path:
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
     """Folder of the bundled all-MiniLM-L6-v2 (sentence-transformers format)."""
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
 
     return Path(resolve_model("all-MiniLM-L6-v2", kind="embedding").path)
 
@@ -133,7 +133,7 @@ def _active_python_timers() -> set:
 
 def _receivers(obj) -> dict[str, int]:
     """Connections per signal declared by ``obj``'s own class."""
-    from PySide6.QtCore import QMetaMethod, SIGNAL
+    from PySide6.QtCore import SIGNAL, QMetaMethod
 
     meta = obj.metaObject()
     methods = [meta.method(i) for i in range(meta.methodOffset(), meta.methodCount())]
@@ -203,7 +203,7 @@ def main_window(qtbot, host, tmp_path):
 @pytest.fixture(scope="session")
 def whisper_tiny():
     """The bundled whisper-tiny.en (converted once by the model store) as a CPU WhisperModelExecutor."""
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
 
     resolved = resolve_model("whisper-tiny.en", kind="whisper")
@@ -214,7 +214,7 @@ def whisper_tiny():
 @pytest.fixture(scope="session")
 def whisper_tiny_int8():
     """The bundled whisper-tiny.en with the executor's int8 path (CPU), as live dictation runs it."""
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
 
     resolved = resolve_model("whisper-tiny.en", kind="whisper")

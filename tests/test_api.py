@@ -21,7 +21,7 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from executors.exporters import parse_srt, parse_vtt
+from executors.transcripts.exporters import parse_srt, parse_vtt
 
 TOKEN = "test-token-0123456789"
 LIMIT = 4 * 2**20
@@ -36,7 +36,7 @@ GUARD_S = 300  # hang guard for background conditions, not a timing assertion
 @pytest.fixture(scope="module")
 def api(whisper_tiny, minilm):
     """A real ApiServer on its own event-loop thread, sharing the session's models."""
-    from executors.service import LocalModelService
+    from executors.service.models import LocalModelService
     from ferrum_api.server import ApiConfig, ApiServer
 
     service = LocalModelService(executors={"whisper": whisper_tiny, "embedding": minilm})
@@ -221,7 +221,7 @@ def test_eight_concurrent_transcriptions(client, api, speech_dir):
 def _long_audio(speech_dir: Path, seconds: float) -> bytes:
     import soundfile as sf
 
-    from executors.audio import load_audio
+    from executors.audio.decode import load_audio
 
     clips = [load_audio(p) for p in sorted((speech_dir / "pocketsphinx").glob("*.flac"))]
     audio = np.concatenate(clips)
@@ -289,7 +289,7 @@ def test_client_default_encoding_round_trips(client, api):
 
 
 def test_remote_address_needs_allow_remote(api):
-    from executors.errors import InvalidParameterError
+    from executors.core.errors import InvalidParameterError
     from ferrum_api.server import ApiConfig, ApiServer
 
     with pytest.raises(InvalidParameterError, match="allow-remote"):

@@ -7,10 +7,10 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from audio_fixtures import best_correlation, read_clip, resample, write_pyav, write_soundfile
-from executors.audio import SAMPLE_RATE, audio_duration, iter_audio, load_audio
-from executors.errors import InvalidFormatError, NotFoundError
+
+from executors.audio.decode import SAMPLE_RATE, audio_duration, iter_audio, load_audio
+from executors.core.errors import InvalidFormatError, NotFoundError
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from speech_eval import corpus_wer, eval_slice, read_audio
 
-from executors.errors import InvalidParameterError
+from executors.core.errors import InvalidParameterError
 from executors.whisper.beam import Candidate, length_score, rank
 from executors.whisper.options import TranscribeOptions
-from speech_eval import corpus_wer, eval_slice, read_audio
 
 
 @pytest.fixture(scope="module")

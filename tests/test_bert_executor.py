@@ -10,13 +10,13 @@ import torch
 
 from executors.bert import BertModelExecutor, EmbeddingCache
 from executors.bert.batching import pad, plan_batches
-from executors.errors import (
+from executors.core.errors import (
     Cancelled,
     InvalidParameterError,
     ModelError,
     RequestValidationError,
 )
-from executors.types import CancelToken, ExecutorState, ModelType, PrefillInput
+from executors.core.types import CancelToken, ExecutorState, ModelType, PrefillInput
 
 TEXTS = [
     "The shuttle launch was delayed by a day.",

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from executors.model_store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, bundled_source
+from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, bundled_source
 from ferrum_cli.main import main
 
 

@@ -6,11 +6,11 @@ import json
 import shutil
 
 import pytest
-
 from audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
-from executors.exporters import parse_srt, transcript_from_json
-from ferrum_cli.main import build_parser, main
 from speech_eval import corpus_wer
+
+from executors.transcripts.exporters import parse_srt, transcript_from_json
+from ferrum_cli.main import build_parser, main
 
 SHORT_CLIP = SPEECH_DIR / "pocketsphinx" / "goforward.flac"
 

@@ -3,10 +3,18 @@
 import pytest
 import torch
 
-from executors import (DecodeInput, DecodeOutput, ExecutorState, ModelExecutor, PrefillInput,
-                       PrefillOutput, UnifiedBatch, VerifyInput)
-from executors.errors import UnsupportedError
-from executors.stats import ExecutorStats
+from executors import (
+    DecodeInput,
+    DecodeOutput,
+    ExecutorState,
+    ModelExecutor,
+    PrefillInput,
+    PrefillOutput,
+    UnifiedBatch,
+    VerifyInput,
+)
+from executors.core.errors import UnsupportedError
+from executors.core.stats import ExecutorStats
 
 
 class CountingHandle:

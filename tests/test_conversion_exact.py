@@ -17,8 +17,8 @@ import pytest
 
 ctranslate2 = pytest.importorskip("ctranslate2")
 
-from executors.ct2_format import read_ct2_model
-from executors.model_store import bundled_source, resolve_model
+from executors.models.ct2_format import read_ct2_model
+from executors.models.store import bundled_source, resolve_model
 
 N_CLIPS = 10
 N_CLIPS_BASE = 3

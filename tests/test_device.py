@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from executors import device
-from executors.errors import DeviceError, InvalidParameterError
+from executors.core import device
+from executors.core.errors import DeviceError, InvalidParameterError
 
 
 def test_auto_resolves_to_an_available_device_with_its_default_dtype():

@@ -23,7 +23,7 @@ def pulse():
         pytest.skip(f"PulseAudio cannot start here: {why}")
     saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")}
     os.environ.update({k: server.env[k] for k in saved})
-    from executors.dictation.capture import sounddevice
+    from executors.audio.capture import sounddevice
 
     sd = sounddevice()
     sd._terminate()  # PortAudio enumerates ALSA devices at initialisation: see the new server
@@ -101,13 +101,13 @@ def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_pat
 
 
 def test_server_vanishing_mid_stream_is_a_device_error(pulse, whisper_tiny, tmp_path):
+    from executors.core.errors import DeviceError
     from executors.dictation import (
         DictationEngine,
         DictationOptions,
         Level,
         MicrophoneSource,
     )
-    from executors.errors import DeviceError
 
     events = []
     engine = DictationEngine(whisper_tiny, DictationOptions(step_s=1.0, stall_s=2.0,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from speech_eval import load_speech_dev, require_speech_dev
 
-from executors.audio import load_audio
+from executors.audio.decode import load_audio
 from executors.dictation.context import RATE, RecentSpeech
 
 

@@ -154,8 +154,8 @@ def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, dev_a
 
 
 def test_unknown_device_is_not_found_with_hint():
+    from executors.core.errors import DeviceError, NotFoundError
     from executors.dictation import find_input_device
-    from executors.errors import DeviceError, NotFoundError
 
     try:
         find_input_device("no-such-microphone-xyz")
@@ -169,8 +169,8 @@ def test_unknown_device_is_not_found_with_hint():
 
 def test_missing_portaudio_is_a_device_error(monkeypatch):
     """Importing sounddevice raises OSError when libportaudio is absent: it must become a DeviceError."""
-    from executors.dictation import capture
-    from executors.errors import DeviceError
+    from executors.audio import capture
+    from executors.core.errors import DeviceError
 
     class NoPortAudio:
         def find_spec(self, name, path=None, target=None):
@@ -185,8 +185,8 @@ def test_missing_portaudio_is_a_device_error(monkeypatch):
 
 
 def test_missing_file_is_not_found(tmp_path):
+    from executors.core.errors import NotFoundError
     from executors.dictation import FileSource
-    from executors.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
         FileSource(tmp_path / "missing.wav")

@@ -1,7 +1,7 @@
 import pytest
 
-from executors import errors
-from executors.errors import ErrorKind, FerrumError
+from executors.core import errors
+from executors.core.errors import ErrorKind, FerrumError
 
 
 def test_every_kind_has_a_class_with_a_matching_kind():

@@ -7,12 +7,18 @@ import json
 
 import pytest
 
-from executors.errors import InvalidFormatError, InvalidParameterError
-from executors.exporters import (
-    EXPORT_FORMATS, format_timestamp, parse_srt, parse_vtt, render_transcript, to_verbose_json,
-    transcript_from_json, write_transcript,
+from executors.core.errors import InvalidFormatError, InvalidParameterError
+from executors.transcripts.exporters import (
+    EXPORT_FORMATS,
+    format_timestamp,
+    parse_srt,
+    parse_vtt,
+    render_transcript,
+    to_verbose_json,
+    transcript_from_json,
+    write_transcript,
 )
-from executors.whisper.results import Segment, Transcript, Word
+from executors.transcripts.results import Segment, Transcript, Word
 
 
 def _transcript(words: bool = False) -> Transcript:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from executors.errors import NotFoundError
-from executors.history import RecordStatus, TranscriptHistory
+from executors.core.errors import NotFoundError
+from executors.transcripts.history import RecordStatus, TranscriptHistory
+from executors.transcripts.results import Segment, Transcript, Word
 from executors.whisper.options import TranscribeOptions
-from executors.whisper.results import Segment, Transcript, Word
 
 
 def _seg(i: int, text: str, words: bool = False) -> Segment:
@@ -99,8 +99,8 @@ def test_crash_leaves_interrupted_record_with_segments(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-        from executors.history import TranscriptHistory
-        from executors.whisper.results import Segment
+        from executors.transcripts.history import TranscriptHistory
+        from executors.transcripts.results import Segment
         h = TranscriptHistory({str(db)!r})
         rid = h.begin("meeting.wav", "whisper-tiny.en", {{"language": "en"}})
         for i in range(3):

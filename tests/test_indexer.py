@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from executors.errors import Cancelled, InvalidParameterError, NotFoundError
-from executors.exporters import write_transcript
+from executors.core.errors import Cancelled, InvalidParameterError, NotFoundError
+from executors.core.types import CancelToken
 from executors.search import (
     ChunkOptions,
     DocKind,
@@ -24,8 +24,8 @@ from executors.search import (
     search_text,
 )
 from executors.search.extract import pdf_text
-from executors.types import CancelToken
-from executors.whisper.results import Segment, Transcript
+from executors.transcripts.exporters import write_transcript
+from executors.transcripts.results import Segment, Transcript
 
 NOTES = {
     "orbit.txt": "The probe entered a stable orbit around Mars after a seven month cruise.",

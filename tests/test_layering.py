@@ -14,7 +14,7 @@ ENGINE_PACKAGES = ("executors", "ferrum_cli", "ferrum_api")
 
 _PROBE = """
 import contextlib, io, sys
-import executors, executors.model_store, ferrum_cli.main
+import executors, executors.models.store, ferrum_cli.main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     try:
         ferrum_cli.main.main(["--help"])

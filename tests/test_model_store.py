@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from executors import model_cache
-from executors.errors import ConfigError, InternalError, InvalidFormatError, ModelError, NotFoundError
-from executors.model_store import (
+from executors.core.errors import ConfigError, InternalError, InvalidFormatError, ModelError, NotFoundError
+from executors.models import cache as model_cache
+from executors.models.store import (
     BUNDLED,
     DEFAULT_EMBEDDING,
     DEFAULT_WHISPER,

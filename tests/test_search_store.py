@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executors.errors import FerrumError, InvalidParameterError, NotFoundError
+from executors.core.errors import FerrumError, InvalidParameterError, NotFoundError
 from executors.search import (
     Chunk,
     DocKind,

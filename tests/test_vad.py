@@ -6,10 +6,17 @@ import threading
 
 import numpy as np
 import pytest
-
 from audio_fixtures import speech_with_silence
-from executors.errors import InvalidParameterError
-from executors.vad import SpeechTimeline, StreamingVad, VadOptions, cut_to_speech, speech_probabilities, speech_spans
+
+from executors.audio.vad import (
+    SpeechTimeline,
+    StreamingVad,
+    VadOptions,
+    cut_to_speech,
+    speech_probabilities,
+    speech_spans,
+)
+from executors.core.errors import InvalidParameterError
 
 SR = 16000
 
@@ -60,8 +67,8 @@ def test_probabilities_are_high_in_speech_low_in_silence(padded):
 
 
 def test_cancel_stops_detection(padded):
-    from executors.errors import Cancelled
-    from executors.types import CancelToken
+    from executors.core.errors import Cancelled
+    from executors.core.types import CancelToken
 
     token = CancelToken()
     token.cancel()
@@ -94,7 +101,7 @@ def test_timeline_maps_compacted_times_back():
 
 
 def test_remap_moves_segments_and_words_back():
-    from executors.whisper.results import Segment, Word
+    from executors.transcripts.results import Segment, Word
 
     timeline = SpeechTimeline([(2.0, 5.0), (10.0, 12.5)])
     seg = Segment(0, 0.5, 3.0, " a b", words=[Word(0.5, 1.0, " a", 0.9), Word(3.0, 4.0, " b", 0.8)])

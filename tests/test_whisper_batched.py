@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 
 import pytest
+from speech_eval import corpus_wer, eval_slice, load_speech_dev, long_audio, normalize, read_audio, require_speech_dev
 
-from executors.errors import Cancelled
-from executors.types import CancelToken
+from executors.core.errors import Cancelled
+from executors.core.types import CancelToken
 from executors.whisper.batched import fixed_windows, transcribe_many
 from executors.whisper.options import TranscribeOptions
-from speech_eval import corpus_wer, eval_slice, load_speech_dev, long_audio, normalize, read_audio, require_speech_dev
 
 SR = 16000
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 from speech_eval import load_speech_dev, require_speech_dev
 
-from executors.audio import load_audio
-from executors.errors import ModelError, NotFoundError
-from executors.types import DecodeInput, ModelType, PrefillInput, VerifyInput
+from executors.audio.decode import load_audio
+from executors.core.errors import ModelError, NotFoundError
+from executors.core.types import DecodeInput, ModelType, PrefillInput, VerifyInput
 
 run = asyncio.run
 

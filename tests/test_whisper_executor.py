@@ -17,8 +17,8 @@ from speech_eval import (
     require_speech_dev,
 )
 
-from executors.errors import Cancelled, InvalidParameterError, NotFoundError
-from executors.types import CancelToken
+from executors.core.errors import Cancelled, InvalidParameterError, NotFoundError
+from executors.core.types import CancelToken
 from executors.whisper.executor import WhisperModelExecutor
 from executors.whisper.features import AudioWindows
 from executors.whisper.longform import split_window
@@ -212,7 +212,7 @@ def test_audio_windows_stream_with_bounded_memory():
 
 @pytest.fixture(scope="module")
 def whisper_base():
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
 
     resolved = resolve_model("whisper-base", kind="whisper")
     return WhisperModelExecutor.from_path(resolved.path, "cpu", "float32", model_id=resolved.model_id)

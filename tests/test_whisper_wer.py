@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from speech_eval import corpus_wer, eval_slice, read_audio
 
 from executors.whisper.batched import transcribe_many
 from executors.whisper.options import TranscribeOptions
-from speech_eval import corpus_wer, eval_slice, read_audio
 
 MARGIN = 0.5   # WER points we may be above faster-whisper
 # 3 x 60 clips through two engines: minutes on 2 free cores, far longer on a shared, loaded box
@@ -25,7 +25,7 @@ def slice_audio():
 @pytest.fixture(scope="module")
 def default_executor():
     """Our executor exactly as users get it (defaults for dtype and quantisation)."""
-    from executors.model_store import resolve_model
+    from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
 
     return WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en").path, device="cpu")

@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..types import CacheStats
+from ..core.types import CacheStats
 
 
 class EmbeddingCache:

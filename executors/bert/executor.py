@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract import ModelExecutor
-from ..device import DeviceChoice, available_devices, resolve_device
-from ..errors import ModelError, RequestValidationError, wrap_unexpected
-from ..stats import ExecutorStats, parameter_bytes
-from ..types import (
+from ..core.contract import ModelExecutor
+from ..core.device import DeviceChoice, available_devices, resolve_device
+from ..core.errors import ModelError, RequestValidationError, wrap_unexpected
+from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.types import (
     CacheMetricsSnapshot,
     CancelToken,
     DecodeInput,

@@ -6,9 +6,9 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..device import DeviceChoice
-from ..errors import FerrumError, InvalidParameterError, NotFoundError, TokenizerError
-from ..types import ModelInfo, ModelType
+from ..core.device import DeviceChoice
+from ..core.errors import FerrumError, InvalidParameterError, NotFoundError, TokenizerError
+from ..core.types import ModelInfo, ModelType
 from .pooling import PoolingConfig, read_pooling_config
 from .quantize import check_int8_support, quantize_linears, quantized_bytes
 
@@ -24,7 +24,7 @@ class LoadedParts:
 
 
 def _bundled_folder() -> Path | None:
-    from ..model_store import DEFAULT_EMBEDDING, resolve_model
+    from ..models.store import DEFAULT_EMBEDDING, resolve_model
 
     try:
         return Path(resolve_model(DEFAULT_EMBEDDING, kind="embedding").path)
@@ -34,7 +34,7 @@ def _bundled_folder() -> Path | None:
 
 def resolve_folder(model_path: str | Path) -> tuple[Path, str]:
     """A folder as given, or a model-store reference ("all-MiniLM-L6-v2", a hub id) → (folder, model id)."""
-    from ..model_store import DEFAULT_EMBEDDING, resolve_model
+    from ..models.store import DEFAULT_EMBEDDING, resolve_model
 
     path = Path(model_path).expanduser()
     if not path.is_dir():

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidFormatError, UnsupportedError
+from ..core.errors import InvalidFormatError, UnsupportedError
 
 # The order sentence-transformers concatenates enabled modes in.
 _MODE_KEYS = (

@@ -43,7 +43,7 @@ class Int8Linear(torch.nn.Module):
 
 def check_int8_support() -> None:
     """Raise a clear error where this torch build has no CPU int8 matmul (older than about 2.4)."""
-    from ..errors import UnsupportedError
+    from ..core.errors import UnsupportedError
 
     try:
         torch._int_mm(torch.ones((32, 32), dtype=torch.int8), torch.ones((32, 32), dtype=torch.int8))

@@ -1,6 +1,6 @@
 """Live dictation: capture, ring buffer, VAD, LocalAgreement-2 policy and the engine loop."""
 
-from .capture import (
+from ..audio.capture import (
                       AudioSource,
                       FileSource,
                       InputDevice,
@@ -8,6 +8,7 @@ from .capture import (
                       find_input_device,
                       list_input_devices,
 )
+from ..audio.ring import AudioRing
 from .engine import DictationEngine
 from .events import (
                       Committed,
@@ -20,7 +21,6 @@ from .events import (
                       UtteranceEnd,
                       session_transcript,
 )
-from .ring import AudioRing
 
 __all__ = ["AudioRing", "AudioSource", "Committed", "DictationEngine", "DictationOptions", "DictationSummary",
            "Event", "FileSource", "InputDevice", "Level", "MicrophoneSource", "Overrun", "Tentative",

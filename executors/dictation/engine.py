@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..errors import DeviceError, FerrumError, wrap_unexpected
-from ..vad import WINDOW, StreamingVad
-from .capture import AudioSource
+from ..audio.capture import AudioSource
+from ..audio.vad import WINDOW, StreamingVad
+from ..core.errors import DeviceError, FerrumError, wrap_unexpected
 from .context import RecentSpeech
 from .events import (
     Committed,

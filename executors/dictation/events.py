@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidParameterError
+from ..core.errors import InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class DictationSummary:
 def session_transcript(utterances: list[tuple[float, float, str]], duration: float, language: str = "en",
                        model_id: str = ""):
     """A dictation session as a ``Transcript``: one segment per (start, end, text) utterance."""
-    from ..whisper.results import Segment, Transcript
+    from ..transcripts.results import Segment, Transcript
 
     segments = [Segment(i, s, e, " " + t.strip()) for i, (s, e, t) in enumerate(utterances)]
     return Transcript(language, 1.0, duration, segments, model_id=model_id)

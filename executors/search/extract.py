@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidFormatError, wrap_unexpected
+from ..core.errors import InvalidFormatError, wrap_unexpected
 from .chunking import TimedText
 from .types import DocKind
 
@@ -72,7 +72,7 @@ def pdf_text(data: bytes, path: Path | None = None) -> str:
 
 
 def transcript_file_segments(suffix: str, text: str) -> list[TimedText]:
-    from ..exporters import parse_srt, parse_vtt, transcript_from_json
+    from ..transcripts.exporters import parse_srt, parse_vtt, transcript_from_json
 
     if suffix == ".json":
         try:

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import (
+from ..core.errors import (
     Cancelled,
     FerrumError,
     InvalidFormatError,
     NotFoundError,
     wrap_unexpected,
 )
-from ..types import CancelToken, Progress
+from ..core.types import CancelToken, Progress
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import extract, is_supported, transcript_segments
 from .store import SearchStore

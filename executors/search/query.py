@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..core.errors import InvalidParameterError
 from .types import Collection, DocKind, SearchHit
 
 if TYPE_CHECKING:

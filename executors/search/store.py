@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InvalidParameterError, IOError_, NotFoundError, wrap_unexpected
-from ..paths import data_dir
+from ..core.errors import InvalidParameterError, IOError_, NotFoundError, wrap_unexpected
+from ..core.paths import data_dir
 from . import matrix_file
 from .types import Chunk, Collection, DocKind, Document, SearchHit
 from .vectors import VectorMatrix, normalise

@@ -1,7 +1,7 @@
 """Whisper speech-to-text: options, results and the executor (loaded lazily: it imports torch)."""
 
+from ..transcripts.results import Segment, Transcript, Word
 from .options import TranscribeOptions
-from .results import Segment, Transcript, Word
 
 __all__ = ["Segment", "TranscribeOptions", "Transcript", "Word", "WhisperModelExecutor"]
 

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 import torch
 
-from ..errors import Cancelled
-from ..types import CancelToken, Progress
+from ..core.errors import Cancelled
+from ..core.types import CancelToken, Progress
+from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence, needs_fallback
 from .longform import Longform, SegmentDraft, split_window
 from .options import TranscribeOptions
-from .results import Segment, Transcript
 
 if TYPE_CHECKING:
     from .executor import WhisperModelExecutor
@@ -82,7 +82,7 @@ def _pause_centre(rms: np.ndarray) -> int:
 
 def vad_windows(audio: np.ndarray, window: int, sample_rate: int) -> list[tuple[int, int]]:
     """Speech spans packed greedily into windows of at most ``window`` samples (long spans split)."""
-    from ..vad import speech_spans
+    from ..audio.vad import speech_spans
 
     spans = [(int(a * sample_rate), int(b * sample_rate)) for a, b in speech_spans(audio)]
     out: list[tuple[int, int]] = []

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..errors import InvalidParameterError
-from ..types import CancelToken
+from ..core.errors import InvalidParameterError
+from ..core.types import CancelToken
 
 Step = Callable[[list[list[int]]], "torch.Tensor"]
 Reorder = Callable[["torch.Tensor"], None]

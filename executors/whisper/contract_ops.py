@@ -6,9 +6,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..device import available_devices
-from ..errors import InvalidParameterError
-from ..types import (
+from ..core.device import available_devices
+from ..core.errors import InvalidParameterError
+from ..core.types import (
     CacheMetricsSnapshot,
     DecodeInput,
     DecodeOutput,

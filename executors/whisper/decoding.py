@@ -14,7 +14,7 @@ from typing import Protocol
 
 import torch
 
-from ..types import CancelToken
+from ..core.types import CancelToken
 from .forward import WhisperRuntime
 from .options import TranscribeOptions
 from .tokens import LogitFilter, SpecialTokens

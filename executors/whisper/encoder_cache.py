@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import torch
 
-from ..types import CacheStats
+from ..core.types import CacheStats
 
 
 def feature_key(features: torch.Tensor) -> str:

@@ -11,17 +11,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..contract import ModelExecutor
-from ..device import DeviceChoice, resolve_device
-from ..errors import (
+from ..core.contract import ModelExecutor
+from ..core.device import DeviceChoice, resolve_device
+from ..core.errors import (
     FerrumError,
     ModelError,
     NotFoundError,
     UnsupportedError,
     wrap_unexpected,
 )
-from ..stats import ExecutorStats, parameter_bytes
-from ..types import CancelToken, ExecutorState, Progress
+from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.types import CancelToken, ExecutorState, Progress
+from ..transcripts.results import Segment, Transcript
 from .contract_ops import WhisperContractMixin
 from .decoding import DecodeResult, GreedyDecoder, decode_with_fallback
 from .features import AudioWindows, LogMel
@@ -30,7 +31,6 @@ from .kv import HandleRegistry
 from .language import detect_language
 from .longform import Longform
 from .options import TranscribeOptions
-from .results import Segment, Transcript
 from .tokens import SpecialTokens
 
 
@@ -60,7 +60,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     @classmethod
     def from_path(cls, model_path, device: str = "auto", dtype: str = "auto", threads: int | None = None,
                   quantize: str | None = "auto", model_id: str | None = None) -> WhisperModelExecutor:
-        """Load an HF-format Whisper folder (see ``executors.model_store.resolve_model``).
+        """Load an HF-format Whisper folder (see ``executors.models.store.resolve_model``).
 
         ``quantize``: "auto" (default) = int8 linear layers on the CPU when ``dtype`` is left on
         "auto" (measured faster at the same WER, see bench/transcribe.py), float weights otherwise;
@@ -75,7 +75,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         path = Path(model_path)
         if not (path / "config.json").is_file():
             raise NotFoundError(f"No Whisper model at {path} (config.json missing)",
-                                "resolve the model with executors.model_store.resolve_model first")
+                                "resolve the model with executors.models.store.resolve_model first")
         choice = resolve_device(device, dtype, threads)
         try:
             model = WhisperForConditionalGeneration.from_pretrained(
@@ -164,10 +164,10 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         return options
 
     def _open_audio(self, audio) -> tuple[float, object]:
-        from ..audio import SAMPLE_RATE, audio_duration, iter_audio
+        from ..audio.decode import SAMPLE_RATE, audio_duration, iter_audio
 
         if isinstance(audio, np.ndarray):
-            from ..audio import load_audio
+            from ..audio.decode import load_audio
 
             samples = load_audio(audio)
             return len(samples) / SAMPLE_RATE, [samples]
@@ -177,8 +177,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
 
     def _speech_only(self, audio, cancel: CancelToken | None):
         """VAD: the speech of ``audio`` joined together, and the timeline that maps times back."""
-        from ..audio import SAMPLE_RATE, load_audio
-        from ..vad import cut_to_speech
+        from ..audio.decode import SAMPLE_RATE, load_audio
+        from ..audio.vad import cut_to_speech
 
         samples = load_audio(audio)
         compact, timeline = cut_to_speech(samples, cancel=cancel)

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from ..errors import ResourceExhaustedError
+from ..core.errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
 from .kv import KvStore
 from .projections import direct, fused

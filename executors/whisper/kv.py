@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from ..errors import InvalidParameterError, NotFoundError
-from ..types import CacheStats
+from ..core.errors import InvalidParameterError, NotFoundError
+from ..core.types import CacheStats
 
 
 class KvStore:

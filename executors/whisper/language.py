@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from .forward import WhisperRuntime
 from .tokens import SpecialTokens
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import Cancelled
-from ..types import CancelToken, Progress
+from ..core.errors import Cancelled
+from ..core.types import CancelToken, Progress
+from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .features import AudioWindows
 from .options import TranscribeOptions
-from .results import Segment, Transcript
 from .tokens import SpecialTokens
 
 if TYPE_CHECKING:

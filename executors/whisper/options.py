@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InvalidParameterError
+from ..core.errors import InvalidParameterError
 
 
 @dataclass

@@ -13,7 +13,7 @@ import warnings
 import torch
 from torch import nn
 
-from ..errors import InvalidParameterError, UnsupportedError
+from ..core.errors import InvalidParameterError, UnsupportedError
 
 MODES = ("none", "int8", "auto")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..errors import InvalidParameterError, ModelError
+from ..core.errors import InvalidParameterError, ModelError
 
 _NEG_INF = float("-inf")
 

@@ -16,8 +16,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import InvalidParameterError, wrap_unexpected
-from .results import Segment, Word
+from ..core.errors import InvalidParameterError, wrap_unexpected
+from ..transcripts.results import Segment, Word
 
 FRAMES_PER_SECOND = 50          # encoder frames: 30 s -> 1500
 MEDIAN_FILTER_WIDTH = 7

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from executors.errors import FerrumError
+from executors.core.errors import FerrumError
 
 from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet
@@ -157,8 +157,8 @@ class DictationPanel(QWidget):
             self.stop()
 
     async def _session(self, source) -> None:
+        from executors.core.paths import data_dir
         from executors.dictation import DictationOptions, MicrophoneSource
-        from executors.paths import data_dir
 
         try:
             if source is None:
@@ -284,7 +284,7 @@ class DictationPanel(QWidget):
 
 
 def raise_no_device():
-    from executors.errors import NotFoundError
+    from executors.core.errors import NotFoundError
 
     raise NotFoundError("No microphone or other audio input device was found",
                         "connect a microphone, enable it in the system sound settings, then press ↻")

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from executors.errors import Cancelled, FerrumError
-from executors.history import RecordStatus
+from executors.core.errors import Cancelled, FerrumError
+from executors.transcripts.history import RecordStatus
 
 from .. import theme
 from ..widgets.actions import panel_action

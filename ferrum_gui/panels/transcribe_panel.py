@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from executors.errors import InvalidParameterError
-from executors.whisper.results import Segment, Transcript
+from executors.core.errors import InvalidParameterError
+from executors.transcripts.results import Segment, Transcript
 
 from ..widgets.actions import panel_action
 from ..widgets.history_list import HistoryList

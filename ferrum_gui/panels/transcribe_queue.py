@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from executors.errors import Cancelled, FerrumError
+from executors.core.errors import Cancelled, FerrumError
 from executors.whisper.options import TranscribeOptions
 
 from ..widgets.job_list import JobState

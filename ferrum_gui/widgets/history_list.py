@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QTreeWidgetItem,
 )
 
-from executors.history import HistoryEntry, RecordStatus
+from executors.transcripts.history import HistoryEntry, RecordStatus
 
 from .. import theme
 from .highlight import format_clock

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from executors.errors import FerrumError, wrap_unexpected
+from executors.core.errors import FerrumError, wrap_unexpected
 
 
 class TaskSet:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
-from executors.whisper.results import Segment
+from executors.transcripts.results import Segment
 
 from .highlight import format_clock_ms
 from .placeholder import PlaceholderMixin

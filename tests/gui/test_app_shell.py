@@ -13,7 +13,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
 from PySide6.QtTest import QTest
 
-from executors.errors import InvalidFormatError
+from executors.core.errors import InvalidFormatError
 from ferrum_gui.notifications import MAX_VISIBLE, NotificationArea
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def test_gui_starts_without_importing_torch(tmp_path):
 
 
 def test_command_line_files_are_transcribed_into_the_history(tmp_path, speech_dir):
-    from executors.history import DB_NAME, TranscriptHistory
+    from executors.transcripts.history import DB_NAME, TranscriptHistory
 
     data = tmp_path / "data"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", FERRUM_DATA_DIR=str(data),

@@ -29,7 +29,7 @@ def test_models_to_reload():
 
 
 def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_async, wait_until, listen):
-    from executors.device import available_devices
+    from executors.core.device import available_devices
 
     monitor = main_window.show_panel("monitor")
     original = host.settings
@@ -63,7 +63,7 @@ def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_
 
 
 def test_a_model_that_fails_to_load_is_reported_and_can_be_replaced(main_window, host, run_async, tmp_path):
-    from executors.errors import FerrumError
+    from executors.core.errors import FerrumError
 
     monitor = main_window.show_panel("monitor")
     original = host.settings

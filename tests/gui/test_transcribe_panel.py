@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from executors.errors import DeviceError
-from executors.exporters import parse_srt
-from executors.history import RecordStatus, TranscriptHistory
-from executors.whisper.results import Segment
+from executors.core.errors import DeviceError
+from executors.transcripts.exporters import parse_srt
+from executors.transcripts.history import RecordStatus, TranscriptHistory
+from executors.transcripts.results import Segment
 
 LIBRIVOX = sorted(f"pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0{n}.flac"
                   for n in (870, 880, 890, 920, 930))

@@ -16,7 +16,7 @@ from typing import BinaryIO, Union
 
 import numpy as np
 
-from .errors import InvalidFormatError, NotFoundError
+from ..core.errors import InvalidFormatError, NotFoundError
 
 SAMPLE_RATE = 16000
 

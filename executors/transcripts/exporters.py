@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import IO, Union
 
-from .errors import InvalidFormatError, InvalidParameterError, IOError_
-from .whisper.results import Segment, Transcript, Word
+from ..core.errors import InvalidFormatError, InvalidParameterError, IOError_
+from .results import Segment, Transcript, Word
 
 EXPORT_FORMATS = ("txt", "srt", "vtt", "json")
 

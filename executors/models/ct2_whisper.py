@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.errors import InvalidFormatError, UnsupportedError
 from .ct2_format import Ct2Model, read_ct2_model
-from .errors import InvalidFormatError, UnsupportedError
 
 CT2_FILES = ("model.bin", "config.json", "tokenizer.json")
 N_TIMESTAMPS = 1501  # <|0.00|> … <|30.00|> in 0.02 s steps

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .errors import Cancelled, FerrumError, wrap_unexpected
+from ..core.errors import Cancelled, FerrumError, wrap_unexpected
 
 WHISPER = "whisper"
 EMBEDDING = "embedding"
@@ -48,16 +48,16 @@ _LOAD_LOCK = threading.Lock()
 
 
 def _load(kind: str, settings: ServiceSettings):
-    from .model_store import resolve_model
+    from ..models.store import resolve_model
 
     with _LOAD_LOCK:
         if kind == WHISPER:
-            from .whisper.executor import WhisperModelExecutor
+            from ..whisper.executor import WhisperModelExecutor
 
             resolved = resolve_model(settings.whisper_model, kind="whisper")
             return WhisperModelExecutor.from_path(resolved.path, device=settings.device, dtype=settings.dtype,
                                                   threads=settings.threads, model_id=resolved.model_id)
-        from .bert.executor import BertModelExecutor
+        from ..bert.executor import BertModelExecutor
 
         resolved = resolve_model(settings.embedding_model, kind="embedding")
         return BertModelExecutor.load(resolved.path, device=settings.device, dtype=settings.dtype,

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidParameterError, wrap_unexpected
-from .types import CancelToken
+from ..core.errors import InvalidParameterError, wrap_unexpected
+from ..core.types import CancelToken
 
 SAMPLE_RATE = 16000
 WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
@@ -68,7 +68,7 @@ class VadOptions:
 
 
 def _as_audio(audio) -> np.ndarray:
-    from .audio import load_audio
+    from .decode import load_audio
 
     return load_audio(audio)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InvalidFormatError, UnsupportedError
+from ..core.errors import InvalidFormatError, UnsupportedError
 
 SUPPORTED_VERSION = 6
 # Index = dtype id in the file. bfloat16 has no numpy dtype: it is widened to float32 on read.

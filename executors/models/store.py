@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import model_cache
+from ..core.errors import ConfigError, FerrumError, ModelError, NotFoundError, wrap_unexpected
+from . import cache as model_cache
 from .ct2_whisper import CT2_FILES, is_ct2_whisper_folder
-from .errors import ConfigError, FerrumError, ModelError, NotFoundError, wrap_unexpected
 
 DEFAULT_WHISPER = "whisper-tiny.en"
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import (
+from ..core.errors import (
     DeviceError,
     FerrumError,
     InvalidParameterError,
@@ -168,7 +168,7 @@ class MicrophoneSource(AudioSource):
 
 
 class FileSource(AudioSource):
-    """A file (any format ``executors.audio`` reads), an array, or an iterable of chunks, played into
+    """A file (any format ``executors.audio.decode`` reads), an array, or an iterable of chunks, played into
     the ring in blocks of ``block_s``.  ``speed`` 1.0 = real time, 2.0 = twice as fast, 0 = as fast
     as the consumer takes it (the source then waits for room instead of dropping audio)."""
 
@@ -239,7 +239,7 @@ class FileSource(AudioSource):
 
 
 def _open_file(path: Path, block_s: float):
-    """(chunks at the native rate, rate, channels): soundfile where it can, else executors.audio."""
+    """(chunks at the native rate, rate, channels): soundfile where it can, else executors.audio.decode."""
     import soundfile as sf
 
     if not path.is_file():
@@ -247,7 +247,7 @@ def _open_file(path: Path, block_s: float):
     try:
         info = sf.info(str(path))
     except Exception:  # noqa: BLE001 - not a libsndfile format: decode with PyAV at 16 kHz mono
-        from ..audio import SAMPLE_RATE, iter_audio
+        from .decode import SAMPLE_RATE, iter_audio
 
         return iter_audio(path, chunk_seconds=1.0), SAMPLE_RATE, 1
     blocks = sf.blocks(str(path), blocksize=max(1, int(info.samplerate)), dtype="float32", always_2d=True)

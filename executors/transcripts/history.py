@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import IOError_, NotFoundError
-from .paths import data_dir
-from .whisper.results import Segment, Transcript, Word
+from ..core.errors import IOError_, NotFoundError
+from ..core.paths import data_dir
+from .results import Segment, Transcript, Word
 
 DB_NAME = "history.sqlite3"
 

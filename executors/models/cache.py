@@ -22,8 +22,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..core.paths import cache_dir
 from .ct2_whisper import CT2_FILES, convert_ct2_whisper
-from .paths import cache_dir
 
 # Bump when the conversion output changes, so old cached folders are rebuilt.
 CONVERTER_VERSION = "ct2-whisper-3"

@@ -1,0 +1,1 @@
+"""Engine foundations: the executor contract, its types, errors, devices, live stats, paths."""

@@ -1,0 +1,1 @@
+"""The engine service the app, the CLI and the API share."""

@@ -1,0 +1,1 @@
+"""Transcripts: result dataclasses, exporters, the SQLite history."""
