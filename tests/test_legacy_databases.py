@@ -71,7 +71,7 @@ def _copy(tmp_path: Path) -> Path:
 def test_legacy_databases_are_small_and_unversioned():
     for name in (HISTORY, SEARCH):
         assert (LEGACY / name).stat().st_size < 200_000
-        with sqlite3.connect(f"file:{LEGACY / name}?mode=ro", uri=True) as db:
+        with sqlite3.connect(f"file:{LEGACY / name}?immutable=1", uri=True) as db:  # no -wal/-shm beside it
             assert db.execute("PRAGMA user_version").fetchone()[0] == 0
 
 

@@ -32,7 +32,6 @@ from ..core.types import (
 from .kv import KvStore, WhisperKvHandle
 
 
-
 class WhisperContractMixin:
     # -- description ---------------------------------------------------------------------------
     def info(self) -> ModelInfo:
