@@ -280,12 +280,7 @@ class BertModelExecutor(ModelExecutor):
             input_ids, attention_mask = pad(chunk, self._pad_id)
             with self._stats.operation("prefill", len(chunk)):
                 parts.append(run(input_ids, attention_mask))
-        if len(parts) == 1:
-            return parts[0]
-        if parts[0].dim() == 3:  # hidden states: pad every part to the longest sequence
-            width = max(p.shape[1] for p in parts)
-            parts = [torch.nn.functional.pad(p, (0, 0, 0, width - p.shape[1])) for p in parts]
-        return torch.cat(parts)
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     async def decode(self, input: DecodeInput) -> DecodeOutput:
         raise ModelError("BERT is an encoder: it does not generate tokens, so it has no decode step",
@@ -306,12 +301,12 @@ class BertModelExecutor(ModelExecutor):
             mask = torch.ones_like(ids)
         elif mask.dim() == 1:
             mask = mask.unsqueeze(0)
-        if ids.shape[0] <= self.max_batch_size:
-            with self._stats.operation("prefill", int(ids.shape[0])):
-                return self._hidden_states(ids.long(), mask.long())
-        rows = [ids[r][mask[r].bool()].tolist() for r in range(ids.shape[0])]
-        hidden = self._run_in_batches(rows, self._hidden_states)
-        return hidden[:, :ids.shape[1]]
+        parts = []
+        for first in range(0, ids.shape[0], self.max_batch_size):  # the rows as given, a forward per slice
+            rows = slice(first, first + self.max_batch_size)
+            with self._stats.operation("prefill", int(ids[rows].shape[0])):
+                parts.append(self._hidden_states(ids[rows].long(), mask[rows].long()))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     def capabilities(self) -> ExecutorCapabilities:
         info = self._info
