@@ -30,11 +30,16 @@ def register(subparsers) -> None:
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
+    p.add_argument("--diarize", action="store_true",
+                   help="label who speaks each part (implies --word-timestamps; outputs show speaker names)")
+    from .diarize_cmd import add_speaker_arguments
+
+    add_speaker_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
-def _output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
+def output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
     """``out_dir/<stem>.<fmt>``, numbered when two inputs share a stem."""
     path, n = out_dir / f"{source.stem}.{fmt}", 2
     while path in taken:
@@ -43,7 +48,7 @@ def _output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Pat
     return path
 
 
-class _ProgressBar:
+class ProgressBar:
     """tqdm bar in audio seconds, fed by the executor's on_progress callback."""
 
     def __init__(self, name: str, total: float, quiet: bool):
@@ -82,17 +87,23 @@ def _load_executor(args):
             hf_logging.enable_progress_bar()
 
 
-def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path:
+def _transcribe_one(executor, path: Path, options, args, out_path: Path, speakers=None) -> Path:
     from executors.audio.decode import audio_duration
     from executors.transcripts.exporters import write_transcript
 
-    bar = _ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
+    bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
     try:
         transcript = executor.transcribe(path, options, on_progress=bar)  # streams the file
         finished = True
     finally:
         bar.close(finished)
+    if speakers is not None:
+        from executors.diarization import assign_speakers
+
+        from .diarize_cmd import diarize_with_bar
+
+        transcript = assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, args.quiet))
     return write_transcript(transcript, args.fmt, out_path)
 
 
@@ -102,15 +113,26 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads is not None and args.threads < 1:
         raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    speakers = None
+    if args.diarize:
+        from .diarize_cmd import speaker_options
+
+        speakers = speaker_options(args)
+    elif any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
+        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
+                                    "add --diarize to label the speakers")
+    if args.fmt == "rttm" and not args.diarize:
+        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
     options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
+                                word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
     executor = _load_executor(args)
     taken: set[Path] = set()
     failed = 0
     for name in args.files:
         path = Path(name)
         try:
-            out = _transcribe_one(executor, path, options, args, _output_path(args.output_dir, path, args.fmt, taken))
+            out = _transcribe_one(executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken),
+                                  speakers)
             print(out)
         except KeyboardInterrupt:
             raise
