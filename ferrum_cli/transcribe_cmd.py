@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from executors.transcripts.exporters import EXPORT_FORMATS  # light: no torch, no numpy
+from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
 
 
 def register(subparsers) -> None:
@@ -22,8 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--language", "-l", default=None, help="spoken language code (default: detect; 'en' for .en models)")
     p.add_argument("--task", choices=("transcribe", "translate"), default="transcribe",
                    help="translate = speech in any language to English text")
-    p.add_argument("--format", "-f", choices=EXPORT_FORMATS, default="txt", dest="fmt",
-                   help="output format (default: txt)")
+    p.add_argument("--format", "-f", choices=EXPORT_FORMATS + SPEAKER_FORMATS, default="txt", dest="fmt",
+                   help="output format (default: txt; rttm needs --diarize)")
     p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")

@@ -1,8 +1,9 @@
 """``diarize(audio, options) -> Diarization``: who spoke when, offline.
 
-Speech regions from Silero VAD; a GE2E voice embedding every ``step_s`` over the speech;
-agglomerative clustering of the embeddings (count given or found by a distance threshold); short
-runs smoothed; window labels turned into turns on the recording's timeline.
+Speech regions from Silero VAD; a GE2E voice embedding every ``step_s`` over the speech; the
+embeddings of each stretch of speech (up to ``unit_s``) averaged into one voice print; agglomerative
+clustering of those (count given, or found by a distance threshold, tiny clusters folded away);
+every window labelled by its nearest voice; short runs smoothed; turns on the recording's timeline.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..audio.decode import load_audio
 from ..audio.vad import speech_spans
 from ..core.errors import wrap_unexpected
 from ..core.types import CancelToken, Progress
-from .clustering import cluster_voices
+from .clustering import cluster_units, first_appearance_order, unit_ids
 from .encoder import SpeakerEncoder
 from .options import Diarization, DiarizationOptions
 from .turns import smooth_short_runs, window_turns
@@ -51,10 +52,12 @@ def diarize(audio, options: DiarizationOptions | None = None, *, on_progress: Pr
         windows = embed_speech(samples, spans, encoder, options.step_s, cancel, _staged(on_progress, 0.2, 0.75))
         if cancel is not None:
             cancel.raise_if_cancelled("speaker diarization")
-        labels = cluster_voices(windows.embeddings, options.count_range, options.threshold)
-        min_windows = int(np.ceil(options.min_turn_s / windows.step))
-        labels = smooth_short_runs(labels, windows.embeddings, min_windows)
-        turns = window_turns(windows, _renumber(labels))
+        span_ends = np.cumsum([end - start for start, end in windows.timeline.spans])
+        units = unit_ids(windows.centers, span_ends, options.unit_s)
+        labels = cluster_units(windows.embeddings, units, options.count_range, options.threshold,
+                               _windows(options.min_speaker_s, windows.step))
+        labels = smooth_short_runs(labels, windows.embeddings, _windows(options.min_turn_s, windows.step))
+        turns = window_turns(windows, first_appearance_order(labels))
     except Exception as exc:  # noqa: BLE001 - Cancelled and FerrumErrors pass through unchanged
         raise wrap_unexpected(exc, "telling the speakers apart") from exc
     if on_progress is not None:
@@ -62,8 +65,5 @@ def diarize(audio, options: DiarizationOptions | None = None, *, on_progress: Pr
     return Diarization(turns, duration, spans)
 
 
-def _renumber(labels: np.ndarray) -> np.ndarray:
-    """Speakers numbered in order of first appearance, without gaps left by smoothing."""
-    from .clustering import first_appearance_order
-
-    return first_appearance_order(labels)
+def _windows(seconds: float, step: float) -> int:
+    return max(1, int(np.ceil(seconds / step - 1e-9)))

@@ -17,7 +17,8 @@ from ..core.errors import InvalidFormatError, InvalidParameterError, IOError_
 from .results import Segment, Transcript, Word, default_speaker_name
 from .rttm import rttm_lines
 
-EXPORT_FORMATS = ("txt", "srt", "vtt", "json", "rttm")
+EXPORT_FORMATS = ("txt", "srt", "vtt", "json")
+SPEAKER_FORMATS = ("rttm",)  # only for transcripts with speakers
 
 Destination = Union[str, os.PathLike, IO[str]]
 
@@ -212,7 +213,7 @@ def transcript_from_json(data: dict | str) -> Transcript:
 
 
 def render_transcript(transcript: Transcript, fmt: str, file_id: str = "audio") -> str:
-    """The file contents of ``transcript`` in ``fmt`` (one of ``EXPORT_FORMATS``); ``file_id`` names
+    """The file contents of ``transcript`` in ``fmt`` (``EXPORT_FORMATS`` or ``SPEAKER_FORMATS``); ``file_id`` names
     the recording in RTTM."""
     fmt = fmt.lower()
     if fmt == "json":
@@ -221,7 +222,8 @@ def render_transcript(transcript: Transcript, fmt: str, file_id: str = "audio") 
         return to_rttm(transcript, file_id)
     writers = {"txt": to_txt, "srt": to_srt, "vtt": to_vtt}
     if fmt not in writers:
-        raise InvalidParameterError(f"Unknown transcript format '{fmt}'", f"use one of {', '.join(EXPORT_FORMATS)}")
+        raise InvalidParameterError(f"Unknown transcript format '{fmt}'",
+                                    f"use one of {', '.join(EXPORT_FORMATS + SPEAKER_FORMATS)}")
     return writers[fmt](transcript)
 
 
