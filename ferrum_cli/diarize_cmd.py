@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from .transcribe_cmd import ProgressBar, output_path
+from .transcribe_cmd import ProgressBar, output_path, run_each
 
 FORMATS = ("rttm", "json")
 
@@ -68,7 +67,7 @@ def render(diarization, fmt: str, file_id: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, IOError_, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import IOError_, InvalidParameterError
 
     if args.threads is not None:
         if args.threads < 1:
@@ -78,22 +77,15 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     options = speaker_options(args)
     taken: set[Path] = set()
-    failed = 0
-    for name in args.files:
-        path = Path(name)
+
+    def one(path: Path) -> Path:
+        result = diarize_with_bar(path, options, path.name, args.quiet)
+        out = output_path(args.output_dir, path, args.fmt, taken)
         try:
-            result = diarize_with_bar(path, options, path.name, args.quiet)
-            out = output_path(args.output_dir, path, args.fmt, taken)
-            try:
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(render(result, args.fmt, path.stem), encoding="utf-8", newline="\n")
-            except OSError as exc:
-                raise IOError_(f"Cannot write {out}: {exc.strerror or exc}", "check the folder is writable") from exc
-            print(out)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"diarizing {name}")
-            print(f"ferrum diarize: {name}: {err}", file=sys.stderr)
-            failed += 1
-    return 1 if failed else 0
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(render(result, args.fmt, path.stem), encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise IOError_(f"Cannot write {out}: {exc.strerror or exc}", "check the folder is writable") from exc
+        return out
+
+    return run_each(args.files, "diarize", "diarizing", one)

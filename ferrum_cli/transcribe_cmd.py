@@ -108,7 +108,7 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path, speaker
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import InvalidParameterError
     from executors.whisper.options import TranscribeOptions
 
     if args.threads is not None and args.threads < 1:
@@ -127,17 +127,22 @@ def run(args: argparse.Namespace) -> int:
                                 word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
     executor = _load_executor(args)
     taken: set[Path] = set()
+    return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
+        executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
+
+
+def run_each(files: list[str], command: str, doing: str, work) -> int:
+    """``work(path) -> output path`` for every input; a failure prints one line and the rest still run."""
+    from executors.core.errors import FerrumError, wrap_unexpected
+
     failed = 0
-    for name in args.files:
-        path = Path(name)
+    for name in files:
         try:
-            out = _transcribe_one(executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken),
-                                  speakers)
-            print(out)
+            print(work(Path(name)))
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
-            print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
+            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
+            print(f"ferrum {command}: {name}: {err}", file=sys.stderr)
             failed += 1
     return 1 if failed else 0

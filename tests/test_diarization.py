@@ -150,3 +150,26 @@ def test_transcript_of_a_real_conversation_gets_each_voice_its_words(tmp_path):
         by_voice.setdefault(voice, set()).add(seg.speaker)
     assert all(len(labels) == 1 for labels in by_voice.values()), by_voice
     assert by_voice["asterisk"] != by_voice["librivox"]
+
+
+def test_ferrum_diarize_writes_rttm_and_json(tmp_path, capsys):
+    import json
+
+    import soundfile as sf
+
+    from executors.transcripts.rttm import parse_rttm
+    from ferrum_cli.main import main
+
+    conv = conversation(["asterisk", "librivox"], n_turns=4, seed=3)
+    sf.write(tmp_path / "talk.wav", conv.audio, 16000)
+    (tmp_path / "broken.wav").write_text("not audio")
+    out = tmp_path / "out"
+    code = main(["diarize", str(tmp_path / "talk.wav"), str(tmp_path / "broken.wav"), "-o", str(out), "-q",
+                 "--num-speakers", "2"])
+    assert code == 1 and "broken.wav" in capsys.readouterr().err  # one bad input does not stop the rest
+    turns = parse_rttm((out / "talk.rttm").read_text())["talk"]
+    assert {t[2] for t in turns} == {"SPEAKER_00", "SPEAKER_01"}
+    assert main(["diarize", str(tmp_path / "talk.wav"), "-f", "json", "-o", str(out), "-q"]) == 0
+    data = json.loads((out / "talk.json").read_text())
+    assert data["file"] == "talk" and data["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
+    assert main(["diarize", str(tmp_path / "talk.wav"), "--min-speakers", "3", "--max-speakers", "2"]) == 1
