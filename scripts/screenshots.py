@@ -77,11 +77,11 @@ async def capture_speakers(window, host, out: Path, suffix: str, work: Path) -> 
     from bench.conversations import conversation
 
     path = work / "conversation.wav"
-    sf.write(str(path), conversation(["asterisk", "librivox", "cards"], n_turns=8, seed=1).audio, 16000)
+    sf.write(str(path), conversation(["asterisk", "librivox", "cards"], n_turns=6, seed=1).audio, 16000)
     transcribe = window.show_panel("transcribe")
     transcribe.options_bar.speakers.setChecked(True)
     window.enqueue([path])
-    await until(lambda: not transcribe.is_busy())
+    await until(lambda: not transcribe.is_busy(), 900)
     await until(lambda: transcribe.current_record_id() is not None, 30)
     await settle(1.5)
     transcribe.view.rename_speaker("SPEAKER_01", "Marianne")
