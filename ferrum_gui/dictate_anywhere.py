@@ -11,10 +11,12 @@ from PySide6.QtWidgets import QCheckBox
 
 from .global_shortcut import DEFAULT_CHORD, GlobalShortcut
 from .overlay import CaptionOverlay
+from .preferences import register_settings_page
 from .settings import load_group, save_group
 from .tray import DictationTray
 
 _GROUP = "dictation_anywhere"
+register_settings_page("ferrum_gui.anywhere_settings_page:DictateAnywherePage")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class DictateAnywhere(QObject):
         self.window = window
         self.panel = panel
         self.qsettings = qsettings
+        self._closed = False
         self.settings = AnywhereSettings.load(qsettings) if qsettings is not None else AnywhereSettings()
         self.overlay = CaptionOverlay()
         self.tray = DictationTray(self)
@@ -105,6 +108,9 @@ class DictateAnywhere(QObject):
         self.overlay.set_state(state)
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self.qsettings is not None:
             self.qsettings.setValue(f"{_GROUP}/overlay_geometry", self.overlay.saveGeometry())
         self.shortcut.unregister()

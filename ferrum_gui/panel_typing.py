@@ -82,6 +82,8 @@ class PanelTyping(QObject):
             self.held = []
         if session is not None:
             session.close(wait=True, timeout=15)
+            if session.error is not None:  # keep saying so after the panel's "Stopped: …" summary
+                self.panel.show_message(f"Typing stopped: {session.error}")
 
     # ---- events (GUI thread) ---------------------------------------------------------------
     def _on_event(self, event) -> None:

@@ -12,32 +12,12 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 from executors.dictation.typing import PhraseJoiner
-from tests.speech_eval import SPEECH_DEV, corpus_wer, normalize, require_speech_dev
+from tests.audio_fixtures import joined_clips
+from tests.speech_eval import corpus_wer, normalize, require_speech_dev
 from tests.x11 import target, xserver  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIPS = ["librivox_sense_and_sensibility_01_austen_64kb-0880.flac",
-         "librivox_sense_and_sensibility_01_austen_64kb-0890.flac",
-         "librivox_sense_and_sensibility_01_austen_64kb-0930.flac"]
-
-
-def joined_clips(path: Path, gap_s: float = 1.2) -> tuple[Path, str]:
-    """Three LibriVox sentences with pauses between them, as one 16 kHz WAV, and their reference."""
-    import soundfile as sf
-
-    references = dict(line.split("\t", 1) for line in (SPEECH_DEV / "transcripts.tsv").read_text().splitlines()
-                      if "\t" in line)
-    pieces, refs = [np.zeros(int(0.5 * 16000), np.float32)], []
-    for name in CLIPS:
-        audio, rate = sf.read(str(SPEECH_DEV / "pocketsphinx" / name), dtype="float32")
-        assert rate == 16000
-        pieces += [audio, np.zeros(int(gap_s * rate), np.float32)]
-        refs.append(references[f"pocketsphinx/{name}"])
-    sf.write(str(path), np.concatenate(pieces), 16000)
-    return path, " ".join(refs)
 
 
 def words(text: str) -> list[str]:
