@@ -61,6 +61,8 @@ class DictateAnywhere(QObject):
         self.tray.typing_action.toggled.connect(panel.typing.set_enabled)
         self.tray.captions_action.toggled.connect(self.captions_switch.setChecked)
         self.shortcut.activated.connect(self.toggle)
+        self.shortcut.statusChanged.connect(lambda _status: self.tray.set_chord(self.shortcut.chord
+                                                                                if self.shortcut.active else ""))
         if qsettings is not None and qsettings.contains(f"{_GROUP}/overlay_geometry"):
             self.overlay.restoreGeometry(qsettings.value(f"{_GROUP}/overlay_geometry"))
         self.apply(self.settings)
@@ -80,7 +82,6 @@ class DictateAnywhere(QObject):
                 self.shortcut.register(settings.shortcut)
             else:
                 self.shortcut.unregister()
-        self.tray.set_chord(settings.shortcut if self.shortcut.active else "")
         if settings.tray:
             self.tray.show()
         else:

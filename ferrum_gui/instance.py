@@ -49,7 +49,9 @@ class InstanceServer(QObject):
         self.server = QLocalServer(self)
         self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self.server.newConnection.connect(self._accept)
-        if not self.server.listen(self.name) and not _answers(self.name):
+        if _answers(self.name):
+            return  # another app has it (listening would take the name over: Qt renames the socket in)
+        if not self.server.listen(self.name):
             QLocalServer.removeServer(self.name)  # a socket file left by an app that crashed
             self.server.listen(self.name)
 
@@ -59,16 +61,24 @@ class InstanceServer(QObject):
 
     def _accept(self) -> None:
         while (socket := self.server.nextPendingConnection()) is not None:
-            socket.readyRead.connect(lambda s=socket: self._read(s))
-            socket.disconnected.connect(socket.deleteLater)
-            if socket.bytesAvailable():
-                self._read(socket)
+            socket.readyRead.connect(self._read)
+            socket.disconnected.connect(self._drop)
+            self._read(socket)
 
-    def _read(self, socket: QLocalSocket) -> None:
+    def _read(self, socket: QLocalSocket | None = None) -> None:
+        socket = socket or self.sender()
         while socket.canReadLine():
             command = bytes(socket.readLine()).decode(errors="replace").strip()
             if command in COMMANDS:
                 self.commandReceived.emit(command)
 
+    def _drop(self) -> None:
+        socket = self.sender()
+        socket.readyRead.disconnect(self._read)
+        socket.disconnected.disconnect(self._drop)
+        socket.deleteLater()
+
     def close(self) -> None:
+        for socket in self.server.findChildren(QLocalSocket):
+            socket.abort()
         self.server.close()
