@@ -80,9 +80,10 @@ class Target:
         stop_process(self.process)
 
 
-def open_target(server: XServer, path: Path) -> Target:
+def open_target(server: XServer, path: Path, geometry: str = "100x20+10+10", font_size: int = 0) -> Target:
     # -icanon: cat gets each key as it is typed (no line buffering, no 4 KiB line limit)
-    process = subprocess.Popen(["xterm", "-u8", "-geometry", "100x20+10+10", "-e", "sh", "-c",
+    font = ["-fa", "DejaVu Sans Mono", "-fs", str(font_size)] if font_size else []
+    process = subprocess.Popen(["xterm", "-u8", *font, "-geometry", geometry, "-e", "sh", "-c",
                                 f"stty -icanon; exec cat > '{path}'"], env=server.env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     window = server.xdotool("search", "--sync", "--onlyvisible", "--pid", str(process.pid), timeout=30).splitlines()[0]
