@@ -53,7 +53,7 @@ class X11KeyGrab:
         self._wake_r = self._wake_w = -1
 
     def start(self) -> None:
-        from Xlib import X, XK, display, error
+        from Xlib import XK, X, display, error
 
         mods, key = parse_chord(self.chord)
         try:

@@ -39,6 +39,7 @@ class PanelTyping(QObject):
         self._failed.connect(self._on_failed)
         self._copy.connect(lambda text: QGuiApplication.clipboard().setText(text))
         QGuiApplication.instance().applicationStateChanged.connect(self._app_state_changed)
+        self._app_watch = True
 
     @property
     def enabled(self) -> bool:
@@ -124,5 +125,7 @@ class PanelTyping(QObject):
             self.panel.host.failure.emit(exc)
 
     def shutdown(self) -> None:
-        QGuiApplication.instance().applicationStateChanged.disconnect(self._app_state_changed)
+        if self._app_watch:
+            self._app_watch = False
+            QGuiApplication.instance().applicationStateChanged.disconnect(self._app_state_changed)
         self._end()

@@ -12,7 +12,6 @@ Uses a throw-away data folder and settings file; ends every process it started.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.screenshots import joined_speech, save, settle, until  # noqa: E402
+from scripts.screenshots import joined_speech, open_app, save, settle, until  # noqa: E402
 
 CHORD = "Ctrl+Alt+Space"
 
@@ -85,21 +84,7 @@ def main() -> int:
         sys.exit(f"PulseAudio is needed for the virtual microphone: {why}")
     os.environ.update({k: pulse.env[k] for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")})
     xterm = open_target(XServer(os.environ["DISPLAY"], None), work / "typed.txt", "92x24+120+80", 14)
-    import qasync
-    from PySide6.QtCore import QSettings
-
-    from ferrum_gui.app import create_application
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
-
-    app = create_application(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    host = ExecutorHost()
-    window = MainWindow(host, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
-    window.resize(1200, 760)
-    window.move(20, 20)
-    window.show()
+    loop, host, window = open_app(work, 1200, 760)
     try:
         with loop:
             loop.run_until_complete(capture(window, host, out, work, pulse, xterm))

@@ -12,17 +12,17 @@ from executors.dictation.events import Committed, Tentative, UtteranceEnd
 from executors.dictation.typing import (
     PhraseJoiner,
     TargetLostError,
-    Typist,
     TypingError,
     TypingOptions,
     TypingSession,
     TypingUnavailableError,
+    Typist,
     make_typist,
     session_kind,
 )
 from executors.dictation.typing.clipboard import ClipboardTypist
 from executors.dictation.typing.x11 import X11Display, XdotoolTypist
-from tests.x11 import target, wait_for_text, xserver  # noqa: F401 - fixtures
+from tests.x11 import target, wait_for, wait_for_text, xserver  # noqa: F401 - fixtures
 
 
 def joined(*phrases: str, **kw) -> str:
@@ -187,7 +187,7 @@ def test_typing_stops_with_a_clear_error_when_the_focused_window_closes(xserver,
     target.close()
     display = X11Display(xserver.display)
     try:
-        assert _wait_focus_gone(display)
+        assert wait_for(lambda: display.focused_window() is None)
     finally:
         display.close()
     session.phrase("after it closed")
@@ -195,17 +195,6 @@ def test_typing_stops_with_a_clear_error_when_the_focused_window_closes(xserver,
     assert len(errors) == 1 and isinstance(errors[0], TargetLostError)
     assert "closed" in errors[0].message and "Dictation panel" in errors[0].hint
     assert session.untyped == ["after it closed"] and session.typed == "Before it closed."
-
-
-def _wait_focus_gone(display, timeout: float = 10.0) -> bool:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while display.focused_window() is not None:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_an_x_display_name_comes_from_the_environment(xserver, monkeypatch):

@@ -89,21 +89,21 @@ def open_target(server: XServer, path: Path, geometry: str = "100x20+10+10", fon
     window = server.xdotool("search", "--sync", "--onlyvisible", "--pid", str(process.pid), timeout=30).splitlines()[0]
     target = Target(server, process, window, path)
     target.focus()
-    _wait(path.exists, 10)
+    wait_for(path.exists, 10)
     return target
 
 
-def _wait(predicate, timeout: float) -> bool:
+def wait_for(predicate, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.05)
+        time.sleep(0.02)
     return True
 
 
 def wait_for_text(target: Target, expected_length: int, timeout: float = 20.0) -> str:
-    _wait(lambda: len(target.text()) >= expected_length, timeout)
+    wait_for(lambda: len(target.text()) >= expected_length, timeout)
     return target.text()
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from ferrum_gui.hotkeys import ShortcutError, X11KeyGrab, parse_chord
 from tests.audio_fixtures import joined_clips
-from tests.x11 import xserver  # noqa: F401 - fixture
+from tests.x11 import wait_for, xserver  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 CHORD = "Ctrl+Alt+Space"
@@ -34,27 +34,18 @@ def test_chords_are_parsed_as_qt_writes_them():
         assert info.value.hint
 
 
-def _wait(predicate, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_the_x11_grab_sees_the_real_chord_and_refuses_a_taken_one(xserver):
     presses = []
     grab = X11KeyGrab(CHORD, lambda: presses.append(threading.current_thread().name), xserver.display)
     grab.start()
     try:
         xserver.xdotool("key", "ctrl+alt+space")
-        assert _wait(lambda: len(presses) == 1)
+        assert wait_for(lambda: len(presses) == 1)
         xserver.xdotool("key", "ctrl+alt+d")        # another chord: not ours
         xserver.xdotool("key", "space")
         time.sleep(0.5)
         xserver.xdotool("key", "ctrl+alt+space")
-        assert _wait(lambda: len(presses) == 2)
+        assert wait_for(lambda: len(presses) == 2)
         time.sleep(0.3)
         assert presses == ["ferrum-global-shortcut"] * 2
         with pytest.raises(ShortcutError) as info:      # a second client cannot have the same chord

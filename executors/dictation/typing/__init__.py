@@ -7,15 +7,26 @@ committed phrases of a session, joined by ``PhraseJoiner`` (spacing, sentence ca
 
 from .base import (
     TargetLostError,
-    Typist,
     TypingError,
     TypingOptions,
     TypingPermissionError,
     TypingUnavailableError,
+    Typist,
 )
 from .detect import BACKENDS, make_typist, session_kind
 from .joiner import PhraseJoiner
 from .session import TypingSession
 
-__all__ = ["BACKENDS", "PhraseJoiner", "TargetLostError", "Typist", "TypingError", "TypingOptions",
-           "TypingPermissionError", "TypingSession", "TypingUnavailableError", "make_typist", "session_kind"]
+__all__ = [
+    "BACKENDS",
+    "PhraseJoiner",
+    "TargetLostError",
+    "TypingError",
+    "TypingOptions",
+    "TypingPermissionError",
+    "TypingSession",
+    "TypingUnavailableError",
+    "Typist",
+    "make_typist",
+    "session_kind",
+]

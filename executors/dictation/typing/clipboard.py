@@ -7,7 +7,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
-from .base import KEEP_TEXT_HINT, Typist, TypingUnavailableError, run_tool
+from .base import KEEP_TEXT_HINT, TypingUnavailableError, Typist, run_tool
 
 # (tool argv, what it needs): the first one present copies
 _COPY_TOOLS = (

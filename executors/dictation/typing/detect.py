@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
-from .base import KEEP_TEXT_HINT, Typist, TypingError, TypingOptions, TypingUnavailableError
+from .base import KEEP_TEXT_HINT, TypingError, TypingOptions, TypingUnavailableError, Typist
 from .clipboard import ClipboardTypist
 from .native import PynputTypist
 from .wayland import UINPUT, WtypeTypist, YdotoolTypist

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .base import KEEP_TEXT_HINT, Typist, TypingError, TypingPermissionError, TypingUnavailableError
+from .base import KEEP_TEXT_HINT, TypingError, TypingPermissionError, TypingUnavailableError, Typist
 
 
 class PynputTypist(Typist):

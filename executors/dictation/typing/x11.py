@@ -15,9 +15,9 @@ import os
 from .base import (
     KEEP_TEXT_HINT,
     TargetLostError,
-    Typist,
     TypingPermissionError,
     TypingUnavailableError,
+    Typist,
     require_tool,
     run_tool,
 )
