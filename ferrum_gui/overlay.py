@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QPoint, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizeGrip, QToolButton, QVBoxLayout, QWidget
 
-TAIL_CHARS = 220              # about three lines at the default size
+TAIL_CHARS = 220              # at most this much text, and only what fits the strip's lines
 _STATE_TEXT = {"idle": "Not listening", "starting": "Starting…", "listening": "Listening",
                "stopping": "Stopping…"}
 _STATE_COLOUR = {"listening": "#e74c3c", "starting": "#f39c12", "stopping": "#f39c12"}
@@ -104,7 +104,7 @@ class CaptionOverlay(QWidget):
 
     def _render(self) -> None:
         committed = self.committed_text()
-        budget = max(40, TAIL_CHARS - len(self._tentative))
+        budget = max(40, self._fitting_chars() - len(self._tentative))
         if len(committed) > budget:
             cut = committed.find(" ", len(committed) - budget)
             committed = "…" + committed[cut if cut >= 0 else len(committed) - budget:]
@@ -114,6 +114,17 @@ class CaptionOverlay(QWidget):
         if not body:
             body = '<span style="color:#8a8a8a">Captions appear here while you dictate.</span>'
         self.caption.setText(body)
+
+    def _fitting_chars(self) -> int:
+        """About how many characters the caption shows without cutting its last line off."""
+        metrics = QFontMetrics(self.caption.font())
+        per_line = max(20, self.caption.width() // max(1, metrics.averageCharWidth()))
+        lines = max(1, self.caption.height() // max(1, metrics.lineSpacing()))
+        return min(TAIL_CHARS, int(per_line * lines * 0.8))  # 0.8: words wrap before the edge
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._render()
 
     # ---- look and movement ------------------------------------------------------------------
     def paintEvent(self, event):  # noqa: N802 - Qt override

@@ -52,6 +52,8 @@ async def capture(window, host, out: Path, work: Path, pulse, xterm) -> None:
     try:
         await until(lambda: len(panel.latencies) >= 3 and panel.tentative_text(), 180)
         grab_screen(out, "anywhere-overlay")
+        await until(lambda: player.poll() is not None, 120)  # the speech is over: finish its last words
+        await until(lambda: len(panel.latencies) >= 5, 60)
         xterm.server.xdotool("key", "ctrl+alt+space")
         await until(lambda: panel.state == "idle", 60)
     finally:

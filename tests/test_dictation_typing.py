@@ -206,3 +206,20 @@ def test_an_x_display_name_comes_from_the_environment(xserver, monkeypatch):
     finally:
         display.close()
     assert os.environ["DISPLAY"] == xserver.display
+
+
+def test_typing_waits_while_the_user_holds_keys(xserver, target):
+    """Ctrl+Alt still held from the stop shortcut would turn letters into control keys."""
+    import time
+
+    session = TypingSession(XdotoolTypist(display=xserver.display))
+    xserver.xdotool("keydown", "ctrl+alt")
+    try:
+        session.phrase("he might even have been made amiable himself.")
+        time.sleep(1.0)
+        assert target.text() == ""  # nothing typed while the keys are down
+    finally:
+        xserver.xdotool("keyup", "ctrl+alt")
+    session.close()
+    assert session.error is None
+    assert wait_for_text(target, 46) == "He might even have been made amiable himself."

@@ -11,6 +11,8 @@ moment later finds the old mapping and drops the character.
 from __future__ import annotations
 
 import os
+import re
+import time
 
 from .base import (
     KEEP_TEXT_HINT,
@@ -22,6 +24,7 @@ from .base import (
     run_tool,
 )
 
+KEYS_UP_WAIT_S = 3.0   # longest wait for the user to let go of the keys before typing on
 _NO_DISPLAY_HINT = "start Ferrum from a desktop session (or set DISPLAY); " + KEEP_TEXT_HINT
 
 
@@ -98,6 +101,15 @@ class X11Display:
         self._bound.clear()
         self.display.sync()
 
+    def wait_for_keys_up(self, timeout: float) -> bool:
+        """Wait until no key is held down (True), or ``timeout`` seconds (False)."""
+        deadline = time.monotonic() + timeout
+        while any(self.display.query_keymap()):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def exists(self, window_id: int) -> bool:
         from Xlib import error
 
@@ -150,8 +162,13 @@ class XdotoolTypist(Typist):
                                   "click into the window you want to type into and start again; " + KEEP_TEXT_HINT)
         self._target = window
         self._x.bind_missing(text)
-        run_tool([self._tool, "type", "--clearmodifiers", "--delay", str(self.key_delay_ms), "--file", "-"], text,
-                 env=dict(os.environ, DISPLAY=self._x.name))
+        env = dict(os.environ, DISPLAY=self._x.name)
+        for word in re.findall(r"\s*\S+\s*", text) or [text]:
+            # a key the user holds (the stop shortcut's Ctrl+Alt, say) would turn typed letters into
+            # control keys, and while our shortcut's grab is held the keys would not reach the window
+            self._x.wait_for_keys_up(KEYS_UP_WAIT_S)
+            run_tool([self._tool, "type", "--clearmodifiers", "--delay", str(self.key_delay_ms), "--file", "-"],
+                     word, env=env)
 
     def close(self) -> None:
         if self._x is not None:
