@@ -54,6 +54,7 @@ async def capture(window, host, out: Path, work: Path, pulse, xterm) -> None:
         grab_screen(out, "anywhere-overlay")
         await until(lambda: player.poll() is not None, 120)  # the speech is over: finish its last words
         await until(lambda: len(panel.latencies) >= 5, 60)
+        await until(lambda: panel.typing.session is not None and not panel.typing.session.pending, 60)
         xterm.server.xdotool("key", "ctrl+alt+space")
         await until(lambda: panel.state == "idle", 60)
     finally:

@@ -86,6 +86,7 @@ def test_only_committed_text_is_typed_in_order():
                   Tentative("how"), Committed("How are you?", 2.0, 2.8), Tentative("")]:
         session.feed(event)
     session.close()
+    assert session.pending == 0
     assert typist.pieces == ["Hello, my", " name is Anna.", " How are you?"]
     assert session.typed == "Hello, my name is Anna. How are you?"
     assert typist.closed and not session.running and session.error is None

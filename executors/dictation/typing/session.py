@@ -30,6 +30,8 @@ class TypingSession:
         self.error: FerrumError | None = None
         self.untyped: list[str] = []      # committed phrases not typed because typing failed
         self._queue: queue.Queue = queue.Queue()
+        self._pending = 0
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._work, name="ferrum-typing", daemon=True)
         self._thread.start()
 
@@ -45,6 +47,8 @@ class TypingSession:
             self.phrase(event.text)
 
     def phrase(self, text: str) -> None:
+        with self._lock:
+            self._pending += 1
         self._queue.put(text)
 
     def close(self, wait: bool = True, timeout: float = 30.0) -> None:
@@ -54,24 +58,36 @@ class TypingSession:
             self._thread.join(timeout)
 
     @property
+    def pending(self) -> int:
+        """Phrases waiting to be typed (0 once everything fed so far is typed or given up)."""
+        return self._pending
+
+    @property
     def running(self) -> bool:
         return self._thread.is_alive()
 
     def _work(self) -> None:
         try:
             while (text := self._queue.get()) is not _CLOSE:
-                if self.error is not None:
-                    self.untyped.append(text)
-                    continue
                 try:
-                    self._type(text)
-                except Exception as exc:  # noqa: BLE001 - every failure is reported, none kills the thread
-                    self.error = wrap_unexpected(exc, "typing dictated text")
-                    self.untyped.append(text)
-                    if self.on_error is not None:
-                        self.on_error(self.error)
+                    self._handle(text)
+                finally:
+                    with self._lock:
+                        self._pending -= 1
         finally:
             self.typist.close()
+
+    def _handle(self, text: str) -> None:
+        if self.error is not None:
+            self.untyped.append(text)
+            return
+        try:
+            self._type(text)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none kills the thread
+            self.error = wrap_unexpected(exc, "typing dictated text")
+            self.untyped.append(text)
+            if self.on_error is not None:
+                self.on_error(self.error)
 
     def _type(self, text: str) -> None:
         before = self.joiner.typed
