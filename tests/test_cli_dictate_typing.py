@@ -84,3 +84,21 @@ def test_dictate_type_without_a_display_fails_before_loading_the_model(tmp_path,
     assert code == 1
     assert time.monotonic() - started < 20  # no model was loaded
     assert "no desktop session to type into" in capsys.readouterr().err
+
+
+def test_when_typing_fails_the_events_still_carry_every_word(xserver, monkeypatch, capsys):
+    """No window has the keyboard on the bare display: typing stops, stdout keeps the whole text."""
+    from ferrum_cli.main import main
+    from tests.audio_fixtures import DEV_CLIP, read_reference
+
+    monkeypatch.setenv("DISPLAY", xserver.display)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("XDG_SESSION_TYPE", raising=False)
+    code = main(["dictate", "--from-file", str(DEV_CLIP), "--speed", "0", "--type", "--json"])
+    out, err = capsys.readouterr()
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    committed = " ".join(e["text"] for e in events if e["type"] == "committed")
+    assert code == 1
+    assert "typing stopped: No window has the keyboard focus" in err and "not typed" in err
+    assert events[-1]["type"] == "summary"
+    assert corpus_wer([read_reference()], [committed]) <= 25.0, committed
