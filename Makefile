@@ -27,6 +27,7 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots_anywhere.py
 
 # One-folder PyInstaller bundle in packaging/dist/ferrum-desktop (see packaging/README.md).
 package: $(STAMP)
