@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -83,6 +84,7 @@ def main() -> None:
     args = p.parse_args()
     from tests.x11 import open_target, start_xvfb
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the Xvfb and the xterm are ended below
     server, why = start_xvfb()
     if server is None:
         sys.exit(f"cannot start Xvfb: {why}")
