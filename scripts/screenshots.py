@@ -153,6 +153,25 @@ async def capture(window, host, out: Path, suffix: str, work: Path, only: str | 
     save(window, out, "notification", suffix)
 
 
+def open_app(work: Path, width: int, height: int):
+    """The QApplication on a qasync loop, a host and the main window with throw-away settings, shown."""
+    import qasync
+    from PySide6.QtCore import QSettings
+
+    from ferrum_gui.app import create_application
+    from ferrum_gui.host import ExecutorHost
+    from ferrum_gui.main_window import MainWindow
+
+    app = create_application(sys.argv[:1])
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    host = ExecutorHost()
+    window = MainWindow(host, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
+    window.resize(width, height)
+    window.show()
+    return loop, host, window
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--theme", choices=["system", "light", "dark"], default="system")
@@ -167,20 +186,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT))
 
-    import qasync
-    from PySide6.QtCore import QSettings
-
-    from ferrum_gui.app import create_application
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
-
-    app = create_application(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    host = ExecutorHost()
-    window = MainWindow(host, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
-    window.resize(1360, 860)
-    window.show()
+    loop, host, window = open_app(work, 1360, 860)
     suffix = "" if args.theme in ("system", "light") else f"-{args.theme}"
     try:
         with loop:
