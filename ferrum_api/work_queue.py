@@ -54,13 +54,15 @@ class WorkQueue:
         self._flusher: asyncio.Task | None = None
 
     # ---- transcription -------------------------------------------------------------------
-    async def transcribe(self, audio: bytes, options):
+    async def transcribe(self, audio: bytes, options, speakers=None):
+        """The transcript of ``audio``; with ``speakers`` (DiarizationOptions), labelled by speaker."""
         executor = await self.service.executor(WHISPER)
         token = CancelToken()
         self.stats.waiting += 1
         started = [False]
         try:
-            return await self.service.run(WHISPER, self._transcribe_job, executor, audio, options, token, started)
+            return await self.service.run(WHISPER, self._transcribe_job, executor, audio, options, token, started,
+                                          speakers)
         except asyncio.CancelledError:
             token.cancel()  # the worker may already run it: stop it at its next check
             raise
@@ -68,7 +70,7 @@ class WorkQueue:
             if not started[0]:
                 self.stats.waiting -= 1
 
-    def _transcribe_job(self, executor, audio: bytes, options, token: CancelToken, started: list):
+    def _transcribe_job(self, executor, audio: bytes, options, token: CancelToken, started: list, speakers=None):
         # runs on the worker thread; counters are plain ints updated under the GIL
         started[0] = True
         self.stats.waiting -= 1
@@ -76,6 +78,10 @@ class WorkQueue:
         try:
             token.raise_if_cancelled("transcription request")
             transcript = executor.transcribe(audio, options, cancel=token)
+            if speakers is not None:
+                from executors.diarization import assign_speakers, diarize
+
+                transcript = assign_speakers(transcript, diarize(audio, speakers, cancel=token))
         except Cancelled:
             self.stats.aborted += 1
             raise

@@ -10,6 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from . import dictate_typing
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("dictate", help="live dictation from the microphone",
@@ -25,6 +27,7 @@ def register(subparsers) -> None:
     p.add_argument("--step", type=float, default=None,
                    help="re-transcribe every STEP seconds of new audio (default: 1 s)")
     p.add_argument("--save", type=Path, default=None, metavar="FLAC", help="also record the session audio here")
+    dictate_typing.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -78,6 +81,7 @@ def run(args) -> int:
     from executors.models.store import DEFAULT_WHISPER, resolve_model
     from executors.whisper import WhisperModelExecutor
 
+    typing = dictate_typing.start_typing(args)
     source = (FileSource(args.from_file, speed=args.speed) if args.from_file is not None
               else MicrophoneSource(args.device))
     resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
@@ -110,6 +114,8 @@ def run(args) -> int:
             continue
         if event is None:
             break
+        if typing is not None:
+            typing.feed(event)
         if args.json:
             if (d := event_dict(event)) is not None:
                 print(json.dumps(d), flush=True)
@@ -120,6 +126,7 @@ def run(args) -> int:
         elif isinstance(event, Overrun):
             print(f"\n[decoding fell behind: {event.dropped_seconds:.2f} s of audio dropped]", file=sys.stderr)
     worker.join()
+    typing_status = dictate_typing.finish_typing(typing)
     result = outcome[0] if outcome else engine.summary
     summary = engine.summary
     if args.json:
@@ -130,4 +137,4 @@ def run(args) -> int:
               f"RTF {d['rtf']}", file=sys.stderr)
     if isinstance(result, BaseException):
         raise result
-    return 0
+    return typing_status

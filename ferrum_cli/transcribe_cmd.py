@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from executors.transcripts.exporters import EXPORT_FORMATS  # light: no torch, no numpy
+from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
 
 
 def register(subparsers) -> None:
@@ -22,19 +22,24 @@ def register(subparsers) -> None:
     p.add_argument("--language", "-l", default=None, help="spoken language code (default: detect; 'en' for .en models)")
     p.add_argument("--task", choices=("transcribe", "translate"), default="transcribe",
                    help="translate = speech in any language to English text")
-    p.add_argument("--format", "-f", choices=EXPORT_FORMATS, default="txt", dest="fmt",
-                   help="output format (default: txt)")
+    p.add_argument("--format", "-f", choices=EXPORT_FORMATS + SPEAKER_FORMATS, default="txt", dest="fmt",
+                   help="output format (default: txt; rttm needs --diarize)")
     p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
+    p.add_argument("--diarize", action="store_true",
+                   help="label who speaks each part (implies --word-timestamps; outputs show speaker names)")
+    from .diarize_cmd import add_speaker_arguments
+
+    add_speaker_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
-def _output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
+def output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
     """``out_dir/<stem>.<fmt>``, numbered when two inputs share a stem."""
     path, n = out_dir / f"{source.stem}.{fmt}", 2
     while path in taken:
@@ -43,7 +48,7 @@ def _output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Pat
     return path
 
 
-class _ProgressBar:
+class ProgressBar:
     """tqdm bar in audio seconds, fed by the executor's on_progress callback."""
 
     def __init__(self, name: str, total: float, quiet: bool):
@@ -82,40 +87,62 @@ def _load_executor(args):
             hf_logging.enable_progress_bar()
 
 
-def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path:
+def _transcribe_one(executor, path: Path, options, args, out_path: Path, speakers=None) -> Path:
     from executors.audio.decode import audio_duration
     from executors.transcripts.exporters import write_transcript
 
-    bar = _ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
+    bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
     try:
         transcript = executor.transcribe(path, options, on_progress=bar)  # streams the file
         finished = True
     finally:
         bar.close(finished)
+    if speakers is not None:
+        from executors.diarization import assign_speakers
+
+        from .diarize_cmd import diarize_with_bar
+
+        transcript = assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, args.quiet))
     return write_transcript(transcript, args.fmt, out_path)
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import InvalidParameterError
     from executors.whisper.options import TranscribeOptions
 
     if args.threads is not None and args.threads < 1:
         raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    speakers = None
+    if args.diarize:
+        from .diarize_cmd import speaker_options
+
+        speakers = speaker_options(args)
+    elif any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
+        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
+                                    "add --diarize to label the speakers")
+    if args.fmt == "rttm" and not args.diarize:
+        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
     options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
+                                word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
     executor = _load_executor(args)
     taken: set[Path] = set()
+    return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
+        executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
+
+
+def run_each(files: list[str], command: str, doing: str, work) -> int:
+    """``work(path) -> output path`` for every input; a failure prints one line and the rest still run."""
+    from executors.core.errors import FerrumError, wrap_unexpected
+
     failed = 0
-    for name in args.files:
-        path = Path(name)
+    for name in files:
         try:
-            out = _transcribe_one(executor, path, options, args, _output_path(args.output_dir, path, args.fmt, taken))
-            print(out)
+            print(work(Path(name)))
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
-            print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
+            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
+            print(f"ferrum {command}: {name}: {err}", file=sys.stderr)
             failed += 1
     return 1 if failed else 0

@@ -49,6 +49,11 @@ class HostServices:
         if self._settings.auto_index_transcripts:
             self._background(self.index_transcript(record_id), "re-indexing the edited transcript")
 
+    async def rename_speaker(self, record_id, label: str, name: str) -> None:
+        """Show speaker ``label`` of a record as ``name`` in the view and every export."""
+        await self._io(lambda h: h.rename_speaker(record_id, label, name))
+        self.historyChanged.emit()
+
     async def delete_history(self, record_id) -> None:
         await self._io(lambda h: h.delete(record_id))
         self.historyChanged.emit()

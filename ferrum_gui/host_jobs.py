@@ -130,11 +130,25 @@ def probe_duration(path: Path) -> float:
 
 
 def transcribe_file(executor, path: Path, options, on_segment: Callable, on_progress: Callable, cancel):
-    """Transcribe ``path`` (the executor streams long files); returns (transcript, wall seconds)."""
+    """Transcribe ``path`` (the executor streams long files); returns (transcript, wall seconds).
+
+    ``options.extra["speakers"]`` (DiarizationOptions) labels the speakers afterwards.
+    """
     cancel.raise_if_cancelled("transcription")
     start = time.perf_counter()
     transcript = executor.transcribe(path, options, on_segment=on_segment, on_progress=on_progress,
                                      cancel=cancel)
+    speakers = options.extra.get("speakers")
+    if speakers is not None:
+        from executors.core.types import Progress
+        from executors.diarization import assign_speakers, diarize
+
+        total = transcript.duration
+
+        def progress(p) -> None:
+            on_progress(Progress(p.fraction * total, total, "s", "finding speakers"))
+
+        transcript = assign_speakers(transcript, diarize(path, speakers, on_progress=progress, cancel=cancel))
     return transcript, time.perf_counter() - start
 
 

@@ -7,7 +7,7 @@ Step 1 of each schema is the layout the app shipped before versions were recorde
 IF NOT EXISTS``), so it creates a new file and adopts an old one alike. A later feature adds a
 step at the end, for example::
 
-    Step(2, "speaker labels on segments", "ALTER TABLE segments ADD COLUMN speaker TEXT")
+    Step(3, "replacements per transcript", "ALTER TABLE documents ADD COLUMN replacements TEXT")
 """
 
 from __future__ import annotations

@@ -34,7 +34,20 @@ CREATE TABLE IF NOT EXISTS segments (
 CREATE INDEX IF NOT EXISTS records_created ON records(created DESC);
 """
 
+# Speakers (diarization): each segment's label lives in its ``extra`` JSON like its other decode
+# details; the names a user gives to labels are this one side table.
+_SPEAKER_NAMES = """
+CREATE TABLE IF NOT EXISTS speaker_names (
+    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+    label TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (record_id, label)
+);
+"""
+
 HISTORY_SCHEMA = Schema("transcript history", [
     # files written before versions were recorded (user_version 0) already hold exactly this
     Step(1, "records and segments", _RECORDS_AND_SEGMENTS),
+    # IF NOT EXISTS: the first diarization builds made this table before versions were recorded
+    Step(2, "names of speakers", _SPEAKER_NAMES),
 ])

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from executors.core.errors import FerrumError
 
+from ..panel_typing import PanelTyping
 from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet
 
@@ -31,6 +32,7 @@ START_SHORTCUT = "Ctrl+D"
 
 class DictationPanel(QWidget):
     stateChanged = Signal(str)   # "idle" | "starting" | "listening" | "stopping"
+    eventReceived = Signal(object)   # every dictation event but Level, after the panel shows it
 
     def __init__(self, host, parent: QWidget | None = None):
         super().__init__(parent)
@@ -88,8 +90,15 @@ class DictationPanel(QWidget):
         bottom.addWidget(self.clear_button)
         bottom.addWidget(self.save_button)
 
+        # dictating into other apps: the typing switch here; the main window adds captions etc.
+        self.typing = PanelTyping(self)
+        self.options_row = QHBoxLayout()
+        self.options_row.addWidget(self.typing.switch)
+        self.options_row.addStretch(1)
+
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(self.options_row)
         layout.addWidget(self.message)
         layout.addWidget(self.view, 1)
         layout.addLayout(bottom)
@@ -211,6 +220,7 @@ class DictationPanel(QWidget):
         elif isinstance(event, Overrun):
             self.show_message(f"Transcription fell behind: {event.dropped_seconds:.2f} s of audio were dropped.")
         self._render()
+        self.eventReceived.emit(event)
 
     def _render(self) -> None:
         grey = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text).name()
@@ -278,7 +288,12 @@ class DictationPanel(QWidget):
         self.save_button.setEnabled(not running and bool(self.utterances))
         self.copy_button.setEnabled(bool(self.committed))
 
+    def add_option(self, widget: QWidget) -> None:
+        """A switch beside "Type into the focused app" (the main window adds its captions switch)."""
+        self.options_row.insertWidget(self.options_row.count() - 1, widget)
+
     def shutdown(self) -> None:
+        self.typing.shutdown()
         self.host.stop_dictation(wait=True)
         self._tasks.cancel_all()
 

@@ -156,6 +156,7 @@ class TranscribePanel(QWidget):
         self.history.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
         self.view.segmentEdited.connect(self._on_segment_edited)
         self.view.playRequested.connect(self._on_play)
+        self.view.speakerRenamed.connect(self._on_speaker_renamed)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
         self._history_timer = QTimer(self)
         self._history_timer.setSingleShot(True)
@@ -260,7 +261,7 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments)
+        self.view.set_segments(record.transcript.segments, record.transcript.speaker_names)
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
@@ -279,12 +280,17 @@ class TranscribePanel(QWidget):
         base = self._transcript or Transcript(language="", language_probability=0.0,
                                               duration=segments[-1].end)
         return Transcript(language=base.language, language_probability=base.language_probability,
-                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id)
+                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id,
+                          speaker_names=self.view.speaker_names())
 
     def _on_segment_edited(self, segment_id: int, text: str) -> None:
         if self._record_id is not None:
             self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
+
+    def _on_speaker_renamed(self, label: str, name: str) -> None:
+        if self._record_id is not None:
+            self._tasks.spawn(self.host.rename_speaker(self._record_id, label, name), "renaming the speaker")
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:

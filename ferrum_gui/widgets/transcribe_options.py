@@ -1,4 +1,4 @@
-"""The per-job options row of the Transcribe panel: model, language, task, word timestamps."""
+"""The per-job options row of the Transcribe panel: model, language, task, word timestamps, speakers."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("Frenc
              ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
              ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
 TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
+SPEAKER_COUNTS = [("auto", None)] + [(str(n), n) for n in range(2, 9)]
 
 
 def is_english_only(model_ref: str) -> bool:
@@ -40,12 +41,22 @@ class TranscribeOptionsBar(QWidget):
             self.task.addItem(name, code)
         self.word_timestamps = QCheckBox("Word timestamps")
         self.word_timestamps.setToolTip("Time every word (slower)")
+        self.speakers = QCheckBox("Speakers")
+        self.speakers.setToolTip("Label who speaks when (times every word to split turns)")
+        self.speaker_count = QComboBox()
+        for name, count in SPEAKER_COUNTS:
+            self.speaker_count.addItem(name, count)
+        self.speaker_count.setToolTip("How many people speak; 'auto' finds out")
+        self.speaker_count.setEnabled(False)
+        self.speakers.toggled.connect(self.speaker_count.setEnabled)
         for label, widget in (("Model", self.model), ("Language", self.language), ("Task", self.task)):
             caption = QLabel(label)
             caption.setBuddy(widget)
             layout.addWidget(caption)
             layout.addWidget(widget)
         layout.addWidget(self.word_timestamps)
+        layout.addWidget(self.speakers)
+        layout.addWidget(self.speaker_count)
         layout.addStretch(1)
         self.set_models(models, current_model)
         self.model.activated.connect(lambda _i: self.modelChosen.emit(self.model.currentText()))
@@ -70,5 +81,11 @@ class TranscribeOptionsBar(QWidget):
         self.task.setToolTip(tip or "Translate speech in any language into English text")
 
     def options(self) -> TranscribeOptions:
-        return TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
-                                 word_timestamps=self.word_timestamps.isChecked())
+        options = TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
+                                    word_timestamps=self.word_timestamps.isChecked())
+        if self.speakers.isChecked():
+            from executors.diarization import DiarizationOptions
+
+            options.word_timestamps = True  # speaker changes inside a segment are found between words
+            options.extra["speakers"] = DiarizationOptions(num_speakers=self.speaker_count.currentData())
+        return options
