@@ -1,4 +1,5 @@
-"""``ferrum info [--json]``: devices, library versions, the model store and each executor's state.
+"""``ferrum info [--json]``: devices, library versions, the model store and each executor's ModelInfo,
+capabilities and status.
 
 Loading the executors takes a few seconds (the bundled models are small); ``--no-load`` skips it.
 """
@@ -79,7 +80,7 @@ def _executor_report(kind: str, load, device: str, skip: bool) -> dict:
         if skip:
             return report
         executor = load(resolved.path, resolved.model_id, device)
-        report.update(loaded=True, device=executor.device.name,
+        report.update(loaded=True, device=executor.device.name, info=_plain(executor.info()),
                       capabilities=_plain(executor.capabilities()), status=_plain(executor.status()))
     except ImportError as exc:
         report["error"] = f"executor not available: {exc}"
@@ -124,8 +125,9 @@ def _print_text(info: dict) -> None:
         elif not rep["loaded"]:
             print(f"  {name:<9} {rep['model']}: not loaded ({rep.get('path', '')})")
         else:
-            caps, status = rep["capabilities"], rep["status"]
-            print(f"  {name:<9} {rep['model']} on {rep['device']}: {status['state']}; max batch "
+            caps, status, model = rep["capabilities"], rep["status"], rep["info"]
+            print(f"  {name:<9} {rep['model']} ({model['metadata'].get('architecture', model['model_type'])}, "
+                  f"{model['num_parameters'] / 1e6:.1f} M parameters) on {rep['device']}: {status['state']}; max batch "
                   f"{caps['max_batch_size']}, max sequence {caps['max_sequence_length']}, "
                   f"dtypes {', '.join(caps['supported_dtypes'])}, devices {', '.join(caps['supported_devices'])}")
 

@@ -23,6 +23,7 @@ from executors.core.errors import (
     NotFoundError,
     wrap_unexpected,
 )
+from executors.core.stats import process_rss
 from executors.core.types import CancelToken, ExecutorState
 
 from . import host_jobs as jobs
@@ -233,7 +234,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     # ---- status polling ------------------------------------------------------------------
     def poll(self) -> None:
         """Emit status and metrics of every loaded executor (status() is thread-safe and cheap)."""
-        memory, caches = None, []
+        loaded, caches = False, []
         for name in MODEL_NAMES:
             model = self._models[name]
             if model is None:
@@ -253,12 +254,12 @@ class ExecutorHost(QObject, HostServices, HostDictation):
             self.statusUpdated.emit(name, status)
             self.metricsUpdated.emit(name, metrics)
             caches += list(cache.caches.values()) if cache else []
-            memory = status.memory_usage
+            loaded = True
         rate = jobs.cache_hit_rate(caches)
         if rate is not None:
             self.sample.emit("cache_hit_rate", rate)
-        if memory is not None:
-            self.sample.emit("memory_mb", memory.used_bytes / 2**20)
+        if loaded:  # the whole process (each model's own share is in its status)
+            self.sample.emit("memory_mb", process_rss() / 2**20)
 
     # ---- jobs ----------------------------------------------------------------------------
     def _begin_job(self, kind: str, title: str, source: str, job_id: str | None) -> tuple[JobInfo, CancelToken]:

@@ -61,6 +61,3 @@ def quantize_linears(model: torch.nn.Module) -> torch.nn.Module:
             quantize_linears(child)
     return model
 
-
-def quantized_bytes(model: torch.nn.Module) -> int:
-    return sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))

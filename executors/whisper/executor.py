@@ -15,12 +15,13 @@ from ..core.contract import ModelExecutor
 from ..core.device import DeviceChoice, resolve_device
 from ..core.errors import (
     FerrumError,
+    InvalidParameterError,
     ModelError,
     NotFoundError,
     UnsupportedError,
     wrap_unexpected,
 )
-from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.stats import ExecutorStats, HeldMemory, parameter_bytes
 from ..core.types import CancelToken, ExecutorState, Progress
 from ..transcripts.results import Segment, Transcript
 from .contract_ops import WhisperContractMixin
@@ -33,10 +34,13 @@ from .longform import Longform
 from .options import TranscribeOptions
 from .tokens import SpecialTokens
 
+DEFAULT_MAX_BATCH = 16
+
 
 class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def __init__(self, model, tokenizer, feature_extractor, generation_config, device: DeviceChoice,
-                 model_id: str, quantized: str | None = None, num_parameters: int | None = None):
+                 model_id: str, quantized: str | None = None, num_parameters: int | None = None,
+                 max_batch_size: int | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self.device = device
@@ -46,10 +50,13 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.tokens = SpecialTokens.from_model(tokenizer, generation_config, model.config)
         self.config = model.config
         self.num_parameters = num_parameters or sum(p.numel() for p in model.parameters())
-        self.runtime = WhisperRuntime(model)
+        # sequences decoded at once (best_of, beam_size, batch_windows, contract batches); enforced
+        self.max_batch_size = max_batch_size or (DEFAULT_MAX_BATCH if device.kind == "cpu" else DEFAULT_MAX_BATCH * 4)
+        self.runtime = WhisperRuntime(model, max_batch=self.max_batch_size)
         self.encoder_cache = self.runtime.encoder_cache
         self.log_mel = LogMel(feature_extractor, device.torch_device)
-        self.stats = ExecutorStats(device.name, parameter_bytes(model))
+        self.stats = ExecutorStats(device.name, parameter_bytes(model), self._held_memory)
+        self.runtime.live.on_grow = self.stats.observe_memory
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
         self.handles = HandleRegistry()
         self._lock = threading.RLock()
@@ -107,6 +114,11 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                                    "load the model without quantize") from exc
         return quantize_model(model, "int8" if mode is True else mode, choice)
 
+    def _held_memory(self) -> HeldMemory:
+        runtime = self.runtime
+        kv, kv_used = runtime.live.memory() if runtime is not None else (0, 0)
+        return HeldMemory(cache_bytes=self.encoder_cache.stats().bytes, kv_bytes=kv, kv_used_bytes=kv_used)
+
     @property
     def is_multilingual(self) -> bool:
         return self.tokens.is_multilingual
@@ -159,6 +171,11 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def _check_options(self, options: TranscribeOptions | None) -> TranscribeOptions:
         options = (options or TranscribeOptions()).validate()
         self.tokens.check_request(options.language, options.task)
+        for name in ("beam_size", "best_of", "batch_windows"):
+            if getattr(options, name) > self.max_batch_size:
+                raise InvalidParameterError(
+                    f"{name}={getattr(options, name)} asks for more sequences than this executor decodes at "
+                    f"once ({self.max_batch_size})", f"use {name} of at most {self.max_batch_size}")
         if not self.is_multilingual and options.language is None:
             options = replace(options, language="en")
         return options
