@@ -17,6 +17,14 @@ def register(subparsers) -> None:
                               description="Transcribe audio or video files with a local Whisper model.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="audio or video files (WAV, FLAC, MP3, OGG, M4A, MP4, WebM, ...)")
+    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
+    add_transcription_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def add_transcription_arguments(p) -> None:
+    """The model, decoding and output-format options ``transcribe`` and ``batch`` share."""
     p.add_argument("--model", "-m", default=None,
                    help="model reference: whisper-tiny.en (default), whisper-base, or a model folder")
     p.add_argument("--language", "-l", default=None, help="spoken language code (default: detect; 'en' for .en models)")
@@ -24,14 +32,22 @@ def register(subparsers) -> None:
                    help="translate = speech in any language to English text")
     p.add_argument("--format", "-f", choices=EXPORT_FORMATS, default="txt", dest="fmt",
                    help="output format (default: txt)")
-    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+
+
+def transcribe_options(args):
+    """``TranscribeOptions`` from the arguments of ``add_transcription_arguments``."""
+    from executors.core.errors import InvalidParameterError
+    from executors.whisper.options import TranscribeOptions
+
+    if args.threads is not None and args.threads < 1:
+        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
+                             word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
 
 
 def _output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
@@ -97,13 +113,9 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
-    from executors.whisper.options import TranscribeOptions
+    from executors.core.errors import FerrumError, wrap_unexpected
 
-    if args.threads is not None and args.threads < 1:
-        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
-    options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
+    options = transcribe_options(args)
     executor = _load_executor(args)
     taken: set[Path] = set()
     failed = 0
