@@ -8,7 +8,6 @@ archive has thousands), the summary at the end says what happened and where it i
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
@@ -43,7 +42,7 @@ def register(subparsers) -> None:
 
 
 def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.2f} h"
+    return f"{seconds / 3600:.2f} h" if seconds >= 360 else f"{seconds / 60:.1f} min"
 
 
 def _clock(seconds: float | None) -> str:
@@ -94,6 +93,7 @@ def _report(summary, out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from executors.batch import BatchOptions, run_batch
+    from executors.batch.cluster import quiet_ray_logs
 
     options = BatchOptions(
         output_dir=args.output_dir.expanduser().absolute(), fmt=args.fmt, transcribe=transcribe_options(args),
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, index=args.index, db=args.db, diarize=args.diarize, overwrite=args.overwrite,
         cluster=args.cluster, local_cpus=args.local_cpus).validate()
     if not args.verbose:
-        logging.getLogger("ray").setLevel(logging.ERROR)
+        quiet_ray_logs(options.cluster)
     progress = _ProgressLine(args.quiet)
     try:
         summary = run_batch(args.sources, options, on_progress=progress,

@@ -29,13 +29,26 @@ class ClusterInfo:
     started_here: bool     # this process started the cluster (and stops it when done)
 
 
-def import_ray():
+def import_ray(cluster: str = LOCAL):
+    """Ray, imported for ``cluster`` (for ``local``, with its servers kept on the loopback address)."""
+    if cluster == LOCAL:
+        os.environ.setdefault(_LOOPBACK_ENV, "0")
     try:
         import ray
         import ray.data  # noqa: F401 - the pipeline needs Ray Data, not only Ray core
     except ImportError as exc:
         raise UnsupportedError(f"Ray is not installed ({exc.name} is missing)", _INSTALL_HINT) from exc
     return ray
+
+
+def quiet_ray_logs(cluster: str = LOCAL) -> None:
+    """Only Ray's errors on the console (Ray Data logs its plans and timings at INFO/WARNING);
+    its full logs stay in the session folder (/tmp/ray/session_latest/logs)."""
+    import logging
+
+    import_ray(cluster)
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _init_kwargs(cluster: str, num_cpus: int | None, temp_dir: str | None) -> dict:
@@ -74,9 +87,7 @@ def ray_cluster(cluster: str = LOCAL, *, num_cpus: int | None = None,
 
     If this process is already connected, that connection is used and left open. A local
     cluster this block started is stopped at its end, its raylet and GCS processes included."""
-    if cluster == LOCAL:
-        os.environ.setdefault(_LOOPBACK_ENV, "0")
-    ray = import_ray()
+    ray = import_ray(cluster)
     if ray.is_initialized():
         yield _info(ray, cluster, started_here=False)
         return

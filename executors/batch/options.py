@@ -56,15 +56,20 @@ class BatchProgress:
     audio_total_s: float     # 0 while unknown
     elapsed_s: float
     last: FileOutcome | None = None
+    first_s: float = 0.0          # elapsed when the first file came back (start-up excluded from rates)
+    first_audio_s: float = 0.0    # audio of that first file
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left, from the audio rate so far (from the file rate while durations are unknown)."""
-        if self.files_done == 0 or self.elapsed_s <= 0:
+        """Seconds left, from the audio rate since the first file came back (the file rate while
+        the total duration is unknown); None until two files are back."""
+        span = self.elapsed_s - self.first_s
+        if self.files_done < 2 or span <= 0:
             return None
-        if self.audio_total_s > 0 and self.audio_done_s > 0:
-            return max(0.0, (self.audio_total_s - self.audio_done_s) * self.elapsed_s / self.audio_done_s)
-        return (self.files_total - self.files_done) * self.elapsed_s / self.files_done
+        audio = self.audio_done_s - self.first_audio_s
+        if self.audio_total_s > 0 and audio > 0:
+            return max(0.0, (self.audio_total_s - self.audio_done_s) * span / audio)
+        return (self.files_total - self.files_done) * span / (self.files_done - 1)
 
 
 @dataclass

@@ -27,7 +27,7 @@ from .sources import SUMMARY_NAME, BatchItem, plan_items
 from .steps import with_batch_windows, write_output
 from .workers import Embedder, Transcriber, decode_row, new_row
 
-EMBED_BATCH = 16
+EMBED_BATCH = 1         # a transcript is already many chunks; larger batches would hold rows back
 
 
 def _pending(items: list[BatchItem], options: BatchOptions, sink: IndexSink | None,
@@ -97,12 +97,16 @@ class _Drain:
         self.started = time.perf_counter()
         self.done = self.failed = 0
         self.audio_done = 0.0
+        self.first = (0.0, 0.0)
         self.total = len(rows)
 
     def progress(self, last: FileOutcome | None = None) -> None:
+        elapsed = time.perf_counter() - self.started
+        if self.done == 1:
+            self.first = (elapsed, self.audio_done)
         if self.on_progress is not None:
             self.on_progress(BatchProgress(self.done, self.total, self.failed, self.audio_done,
-                                           self.durations.total, time.perf_counter() - self.started, last))
+                                           self.durations.total, elapsed, last, *self.first))
 
     def take(self, row: dict) -> None:
         self.waiting.pop(row["index"], None)

@@ -66,13 +66,16 @@ def _expand(source: Path, from_list: bool) -> list[tuple[Path, Path | None]]:
 def plan_items(sources: list[str | os.PathLike], output_dir: Path, fmt: str) -> list[BatchItem]:
     """Every audio file under ``sources`` (each once, in a stable order) with its output path.
 
-    Two files that would share an output name get ``-2``, ``-3``, ... in source order."""
+    Two files that would share an output name get ``-2``, ``-3``, ... in path order, so the
+    plan does not depend on the order the sources are given in."""
     if not sources:
         raise InvalidParameterError("No sources given", "name audio files, folders or a list file")
     found: dict[Path, Path | None] = {}
     for raw in sources:
         for path, root in _expand(Path(raw).expanduser().absolute(), from_list=False):
-            found.setdefault(path, root)
+            known = found.get(path)
+            if path not in found or (root is not None and (known is None or len(root.parts) < len(known.parts))):
+                found[path] = root  # a file under several sources keeps the outermost folder's layout
     taken = {Path(SUMMARY_NAME)}
     items = []
     for path in sorted(found):
