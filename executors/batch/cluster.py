@@ -36,8 +36,11 @@ def import_ray(cluster: str = LOCAL):
     try:
         import ray
         import ray.data  # noqa: F401 - the pipeline needs Ray Data, not only Ray core
+        from ray._private import ray_constants
     except ImportError as exc:
         raise UnsupportedError(f"Ray is not installed ({exc.name} is missing)", _INSTALL_HINT) from exc
+    if cluster == LOCAL and os.environ.get(_LOOPBACK_ENV) == "0":
+        ray_constants.ENABLE_RAY_CLUSTER = False  # in case Ray was imported before the variable was set
     return ray
 
 

@@ -71,13 +71,14 @@ def _build(ray, rows: list[dict], options: BatchOptions, res: Resources, postpro
     from ray.data import ActorPoolStrategy, TaskPoolStrategy
 
     ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-    ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=TaskPoolStrategy(size=res.decoders))
-    transcribe = with_batch_windows(options.transcribe, options.batch_size)
-    ds = ds.map_batches(
-        Transcriber, batch_size=options.batch_size, compute=ActorPoolStrategy(size=res.workers),
-        fn_constructor_kwargs={"model": options.model, "device": res.device, "threads": res.threads,
-                               "options": transcribe, "fmt": options.fmt, "postprocess": postprocess},
-        num_cpus=res.worker_cpus, num_gpus=res.worker_gpus or None)
+    if any(not r["text"] for r in rows):  # else every row only needs indexing: no Whisper workers
+        ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=TaskPoolStrategy(size=res.decoders))
+        transcribe = with_batch_windows(options.transcribe, options.batch_size)
+        ds = ds.map_batches(
+            Transcriber, batch_size=options.batch_size, compute=ActorPoolStrategy(size=res.workers),
+            fn_constructor_kwargs={"model": options.model, "device": res.device, "threads": res.threads,
+                                   "options": transcribe, "fmt": options.fmt, "postprocess": postprocess},
+            num_cpus=res.worker_cpus, num_gpus=res.worker_gpus or None)
     if options.index:
         ds = ds.map_batches(
             Embedder, batch_size=EMBED_BATCH, compute=ActorPoolStrategy(size=1),
