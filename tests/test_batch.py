@@ -238,16 +238,21 @@ def test_diarize_is_a_clear_error_until_this_build_has_it(archive, tmp_path, cap
     assert not any(tmp_path.iterdir())
 
 
-def test_cli_runs_and_reports(cluster, archive, tmp_path, capsys):
-    clip = archive / CLIPS[0].name
+def test_cli_runs_and_reports_with_windows_of_several_files_batched(cluster, archive, tmp_path, capsys):
+    from executors.transcripts.exporters import parse_srt
+
+    clips = [archive / "goforward.flac", archive / "activated.flac"]
     listing = tmp_path / "files.txt"
-    listing.write_text(f"# one clip and a bad file\n{clip}\n{archive / 'broken.wav'}\n", encoding="utf-8")
+    listing.write_text(f"# two clips and a bad file\n{clips[0]}\n{clips[1]}\n{archive / 'broken.wav'}\n",
+                       encoding="utf-8")
     code = main(["batch", str(listing), "--output-dir", str(tmp_path / "out"), "--format", "srt",
-                 "--threads", str(THREADS)])
+                 "--threads", str(THREADS), "--batch-size", "3"])
     err = capsys.readouterr().err
     assert code == 1
-    assert (tmp_path / "out" / f"{clip.stem}.srt").is_file()
-    assert "1 written, 0 already done, 1 failed" in err and "broken.wav" in err
+    texts = [" ".join(c[2] for c in parse_srt((tmp_path / "out" / f"{c.stem}.srt").read_text(encoding="utf-8")))
+             for c in clips]
+    assert "forward" in texts[0].lower() and "activated" in texts[1].lower()
+    assert "2 written, 0 already done, 1 failed" in err and "broken.wav" in err
     assert "files" in err and "ETA" in err  # the progress line
 
 

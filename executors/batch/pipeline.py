@@ -113,42 +113,43 @@ class _Drain:
         self.waiting.pop(row["index"], None)
         outcome = FileOutcome(row["source"], row["output"], "written", float(row["duration"]), float(row["seconds"]),
                               int(row["worker"]), row["error"], row["index_error"])
-        try:
-            self._store(row, outcome)
-        except FerrumError as exc:
-            outcome.status, outcome.error = "failed", str(exc)
-        if outcome.status == "failed":
+        if row["index"] in self.index_only:
+            outcome.status = "indexed"
+        elif not outcome.error:
+            try:
+                write_output(Path(row["output"]), row["text"])
+                self.summary.written += 1
+                self.summary.audio_seconds += outcome.duration_s
+            except FerrumError as exc:
+                outcome.error = str(exc)
+        if outcome.error:
+            outcome.status = "failed"
             self.failed += 1
             self.summary.failed.append({"source": outcome.source, "error": outcome.error})
+        elif self.sink is not None:
+            self._index(row, outcome)
         self.done += 1
         self.audio_done += outcome.duration_s
         self.progress(outcome)
 
-    def _store(self, row: dict, outcome: FileOutcome) -> None:
-        if row["error"]:
-            outcome.status = "failed"
-            return
-        if row["index"] in self.index_only:
-            outcome.status = "indexed"
-        else:
-            write_output(Path(row["output"]), row["text"])
-            self.summary.written += 1
-            self.summary.audio_seconds += outcome.duration_s
-        if self.sink is None:
-            return
-        if row["index_error"]:
-            self.summary.index_failed.append({"source": row["source"], "output": row["output"],
-                                              "error": row["index_error"]})
-            return
-        self.sink.put(row["source"], row["output"], row["text"], row["chunks"], row["vectors"])
-        self.summary.indexed += 1
+    def _index(self, row: dict, outcome: FileOutcome) -> None:
+        error = row["index_error"]
+        if not error:
+            try:
+                self.sink.put(row["source"], row["output"], row["text"], row["chunks"], row["vectors"])
+                self.summary.indexed += 1
+                return
+            except FerrumError as exc:
+                error = str(exc)
+        outcome.index_error = error
+        self.summary.index_failed.append({"source": row["source"], "output": row["output"], "error": error})
 
     def lost(self) -> None:
-        """Files whose rows never came back: Ray gave up after their workers died repeatedly."""
+        """Files whose rows never came back (a stage failed in Ray itself; its logs say why)."""
         for row in self.waiting.values():
             self.summary.failed.append({"source": row["source"], "error": (
-                "Ray gave up on this file after its worker died several times "
-                "(it may crash the decoder, or need more memory than a worker has)")})
+                "no result came back from Ray for this file; the Ray session logs "
+                "(/tmp/ray/session_latest/logs on the nodes) say why")})
 
 
 def _ray_error(exc: BaseException) -> FerrumError:
