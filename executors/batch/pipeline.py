@@ -71,8 +71,10 @@ def _build(ray, rows: list[dict], options: BatchOptions, res: Resources, postpro
     from ray.data import ActorPoolStrategy, TaskPoolStrategy
 
     ds = ray.data.from_items(rows, override_num_blocks=len(rows))
-    if any(not r["text"] for r in rows):  # else every row only needs indexing: no Whisper workers
-        ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=TaskPoolStrategy(size=res.decoders))
+    to_transcribe = sum(1 for r in rows if not r["text"])
+    if to_transcribe:  # else every row only needs indexing: no Whisper workers
+        decoders = TaskPoolStrategy(size=min(res.decoders, to_transcribe))
+        ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=decoders)
         transcribe = with_batch_windows(options.transcribe, options.batch_size)
         ds = ds.map_batches(
             Transcriber, batch_size=options.batch_size, compute=ActorPoolStrategy(size=res.workers),
