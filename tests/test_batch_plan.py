@@ -92,3 +92,13 @@ def test_only_the_batch_pipeline_imports_ray():
             if any(n == "ray" or n.startswith("ray.") for n in names):
                 importers.append(path.relative_to(ROOT).as_posix())
     assert sorted(set(importers)) == ["executors/batch/cluster.py", "executors/batch/pipeline.py"]
+
+
+def test_cluster_auto_needs_ray_address(monkeypatch):
+    from executors.batch.cluster import ray_cluster
+    from executors.core.errors import ConfigError
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ConfigError, match="RAY_ADDRESS"):
+        with ray_cluster("auto"):
+            pass

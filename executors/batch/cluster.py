@@ -94,8 +94,9 @@ def ray_cluster(cluster: str = LOCAL, *, num_cpus: int | None = None,
     if ray.is_initialized():
         yield _info(ray, cluster, started_here=False)
         return
+    kwargs = _init_kwargs(cluster, num_cpus, temp_dir)
     try:
-        ray.init(**_init_kwargs(cluster, num_cpus, temp_dir))
+        ray.init(**kwargs)
     except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
         raise NetworkError(f"Could not reach the Ray cluster at {cluster}: {exc}",
                            "check the address and that the head node runs ('ray start --head'), "
