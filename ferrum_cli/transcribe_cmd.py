@@ -17,6 +17,14 @@ def register(subparsers) -> None:
                               description="Transcribe audio or video files with a local Whisper model.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="audio or video files (WAV, FLAC, MP3, OGG, M4A, MP4, WebM, ...)")
+    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
+    add_transcription_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def add_transcription_arguments(p) -> None:
+    """The model, decoding and output-format options ``transcribe`` and ``batch`` share."""
     p.add_argument("--model", "-m", default=None,
                    help="model reference: whisper-tiny.en (default), whisper-base, or a model folder")
     p.add_argument("--language", "-l", default=None, help="spoken language code (default: detect; 'en' for .en models)")
@@ -24,7 +32,6 @@ def register(subparsers) -> None:
                    help="translate = speech in any language to English text")
     p.add_argument("--format", "-f", choices=EXPORT_FORMATS + SPEAKER_FORMATS, default="txt", dest="fmt",
                    help="output format (default: txt; rttm needs --diarize)")
-    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
@@ -35,8 +42,33 @@ def register(subparsers) -> None:
     from .diarize_cmd import add_speaker_arguments
 
     add_speaker_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+
+
+def transcribe_options(args):
+    """``TranscribeOptions`` from the arguments of ``add_transcription_arguments`` (speakers need word times)."""
+    from executors.core.errors import InvalidParameterError
+    from executors.whisper.options import TranscribeOptions
+
+    if args.threads is not None and args.threads < 1:
+        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
+                             word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
+
+
+def speaker_request(args):
+    """``DiarizationOptions`` when ``--diarize`` was given, else None; speaker counts or RTTM without it are errors."""
+    from executors.core.errors import InvalidParameterError
+
+    if args.diarize:
+        from .diarize_cmd import speaker_options
+
+        return speaker_options(args)
+    if any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
+        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
+                                    "add --diarize to label the speakers")
+    if args.fmt == "rttm":
+        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
+    return None
 
 
 def output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
@@ -108,23 +140,8 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path, speaker
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import InvalidParameterError
-    from executors.whisper.options import TranscribeOptions
-
-    if args.threads is not None and args.threads < 1:
-        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
-    speakers = None
-    if args.diarize:
-        from .diarize_cmd import speaker_options
-
-        speakers = speaker_options(args)
-    elif any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
-        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
-                                    "add --diarize to label the speakers")
-    if args.fmt == "rttm" and not args.diarize:
-        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
-    options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
+    options = transcribe_options(args)
+    speakers = speaker_request(args)
     executor = _load_executor(args)
     taken: set[Path] = set()
     return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(

@@ -27,7 +27,7 @@ from ..core.errors import (
 )
 from ..core.types import CancelToken, Progress
 from .chunking import TimedText, chunk_segments, chunk_text
-from .extract import extract, is_supported, transcript_segments
+from .extract import Extracted, extract, is_supported, transcript_segments
 from .store import SearchStore
 from .types import (
     Chunk,
@@ -165,12 +165,17 @@ def _prepare_file(store: SearchStore, embedder: Embedder, path: Path, known: Doc
         store.touch_document(known, stat.st_mtime, stat.st_size)
         report.files_skipped += 1
         return None
+    content, chunks = extract_chunks(embedder, path, data, options)
+    return _Pending(path, known, digest, content.kind, content.title, chunks, stat.st_mtime, stat.st_size)
+
+
+def extract_chunks(embedder: Embedder, path: Path, data: bytes,
+                   options: ChunkOptions | None = None) -> tuple[Extracted, list[Chunk]]:
+    """What ``index_paths`` makes of the file ``path`` whose bytes are ``data``: its content, its chunks."""
     content = extract(path, data)
     if content.segments is not None:
-        _, chunks = chunk_segments(content.segments, embedder, options)
-    else:
-        chunks = chunk_text(content.text, embedder, options)
-    return _Pending(path, known, digest, content.kind, content.title, chunks, stat.st_mtime, stat.st_size)
+        return content, chunk_segments(content.segments, embedder, options)[1]
+    return content, chunk_text(content.text, embedder, options)
 
 
 class _Batcher:
