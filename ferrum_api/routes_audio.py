@@ -46,9 +46,9 @@ def _granularities(upload: Upload, fmt: str) -> set[str]:
     return chosen or {"segment"}
 
 
-def _options(upload: Upload, task: str, granularities: set[str]) -> TranscribeOptions:
+def _options(upload: Upload, task: str, granularities: set[str], batch_size: int) -> TranscribeOptions:
     options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
-                                word_timestamps="word" in granularities)
+                                word_timestamps="word" in granularities, batch_windows=max(1, batch_size))
     if task == "transcribe":
         options.language = (upload.get("language") or "").strip().lower() or None
     temperatures = _temperature(upload)
@@ -89,7 +89,7 @@ async def _handle(request: web.Request, task: str) -> web.Response:
         raise invalid(f"The model '{executor.model_id}' is English-only and cannot translate; load a "
                       "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
                       param="model", code="unsupported_model")
-    options = _options(upload, task, granularities)
+    options = _options(upload, task, granularities, request.app[CONFIG].batch_size)
     transcript = await request.app[QUEUE].transcribe(upload.file, options)
     return _respond(transcript, fmt, granularities)
 

@@ -10,6 +10,10 @@ import sys
 from pathlib import Path
 
 from executors.transcripts.exporters import EXPORT_FORMATS  # light: no torch, no numpy
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light too
+
+# Files are packed into shared batches in groups of at most this much audio (memory stays bounded).
+GROUP_SECONDS = 1200.0
 
 
 def register(subparsers) -> None:
@@ -30,6 +34,9 @@ def register(subparsers) -> None:
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="30 s windows decoded together, of one long file or of several files "
+                        f"(default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -96,17 +103,89 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path
     return write_transcript(transcript, args.fmt, out_path)
 
 
+def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options, args) -> int:
+    """Several decoded files through one batched pass; each is written as soon as it is done."""
+    from executors.audio.decode import SAMPLE_RATE
+    from executors.core.types import Progress
+    from executors.transcripts.exporters import write_transcript
+    from executors.whisper.batched import transcribe_many
+
+    seconds = sum(len(audio) for _, audio, _ in group) / SAMPLE_RATE
+    bar = _ProgressBar(f"{len(group)} files", seconds, args.quiet)
+    done = [0.0]
+
+    def write(i: int, transcript) -> None:
+        _, audio, out_path = group[i]
+        print(write_transcript(transcript, args.fmt, out_path))
+        done[0] += len(audio) / SAMPLE_RATE
+        bar(Progress(done[0], seconds, "s"))
+
+    finished = False
+    try:
+        transcribe_many(executor, [audio for _, audio, _ in group], options, on_done=write)
+        finished = True
+    finally:
+        bar.close(finished)
+    return len(group)
+
+
+def _report(name: str, exc: Exception) -> None:
+    from executors.core.errors import FerrumError, wrap_unexpected
+
+    err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
+    print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
+
+
+def _decoded_groups(names: list[str], args, taken: set[Path], failed: list[str]):
+    """(path, samples, output path) of every readable input, in groups of at most GROUP_SECONDS of
+    audio; unreadable inputs are reported and left out."""
+    from executors.audio.decode import SAMPLE_RATE, load_audio
+
+    group, seconds = [], 0.0
+    for name in names:
+        path = Path(name)
+        try:
+            audio = load_audio(path)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
+            _report(name, exc)
+            failed.append(name)
+            continue
+        if group and seconds + len(audio) / SAMPLE_RATE > GROUP_SECONDS:
+            yield group
+            group, seconds = [], 0.0
+        group.append((path, audio, _output_path(args.output_dir, path, args.fmt, taken)))
+        seconds += len(audio) / SAMPLE_RATE
+    if group:
+        yield group
+
+
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import InvalidParameterError
     from executors.whisper.options import TranscribeOptions
 
     if args.threads is not None and args.threads < 1:
         raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    batch = DEFAULT_BATCH_WINDOWS if args.batch_size is None else args.batch_size
+    if batch < 1:
+        raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
     options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
+                                word_timestamps=args.word_timestamps, vad_filter=args.vad,
+                                batch_windows=batch).validate()
     executor = _load_executor(args)
     taken: set[Path] = set()
-    failed = 0
+    failed: list[str] = []
+    if batch > 1 and len(args.files) > 1:
+        for group in _decoded_groups(args.files, args, taken, failed):
+            try:
+                _transcribe_group(executor, group, options, args)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the group's unwritten files failed
+                _report(", ".join(str(p) for p, _, out in group if not out.exists()), exc)
+                failed += [str(p) for p, _, out in group if not out.exists()]
+        return 1 if failed else 0
     for name in args.files:
         path = Path(name)
         try:
@@ -115,7 +194,6 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
-            print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
-            failed += 1
+            _report(name, exc)
+            failed.append(name)
     return 1 if failed else 0

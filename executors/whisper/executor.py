@@ -190,8 +190,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             return self.runtime.encode_cached([mel])[0]
 
     def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
-                      cancel: CancelToken | None = None) -> DecodeResult:
-        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options))
+                      cancel: CancelToken | None = None, *, first: DecodeResult | None = None,
+                      seed_from: str | None = None) -> DecodeResult:
+        """One window through the temperature ladder (``decoding.decode_with_fallback``); ``seed_from``
+        (the window's feature key) seeds its sampling so the same audio always gives the same text."""
+        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options),
+                                    first=first, seed_from=seed_from)
 
     def _beam_strategy(self, options: TranscribeOptions):
         if options.beam_size <= 1:

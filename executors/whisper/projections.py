@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .int8_linear import RowInt8Linear
+
 Projection = Callable[[torch.Tensor], torch.Tensor]
 
 
@@ -26,6 +28,8 @@ def _int8_packed(module):
 def direct(module: nn.Module) -> Projection:
     """``module(x)`` without the module machinery, for float and dynamic int8 linears."""
     module = getattr(module, "qlinear", module)  # quantize.Int8Head wraps the vocabulary projection
+    if isinstance(module, RowInt8Linear):
+        return module.forward
     packed = _int8_packed(module)
     if packed is not None:
         linear_dynamic = torch.ops.quantized.linear_dynamic.default
@@ -38,6 +42,8 @@ def direct(module: nn.Module) -> Projection:
 
 def fused(parts: list[nn.Module]) -> Projection:
     """One projection whose output is the outputs of ``parts`` (same input) side by side."""
+    if all(isinstance(p, RowInt8Linear) for p in parts):
+        return RowInt8Linear.concat(parts).forward
     if all(_int8_packed(p) is not None for p in parts):
         return _fused_int8(parts)
     if all(type(p) is nn.Linear for p in parts):
@@ -50,13 +56,22 @@ def _bias_or_zeros(bias: torch.Tensor | None, rows: int, like: torch.Tensor) -> 
     return bias.detach() if bias is not None else torch.zeros(rows, dtype=like.dtype, device=like.device)
 
 
+def _row_scales(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-row scales and zero points of a per-channel or per-tensor quantised weight."""
+    rows = weight.shape[0]
+    if weight.qscheme() in (torch.per_channel_affine, torch.per_channel_symmetric):
+        return weight.q_per_channel_scales().double(), weight.q_per_channel_zero_points().long()
+    return (torch.full((rows,), weight.q_scale(), dtype=torch.double),
+            torch.full((rows,), weight.q_zero_point(), dtype=torch.long))
+
+
 def _fused_int8(parts: list[nn.Module]) -> Projection:
-    # Each part keeps its own per-tensor scale as the per-channel scales of its rows, so the fused
-    # kernel computes exactly what the separate ones did.  The packed copy costs 1 byte per weight.
+    # Each part's rows keep their own scales (per-channel already, or the part's per-tensor scale
+    # repeated), so the fused kernel computes exactly what the separate ones did.  The packed copy
+    # costs 1 byte per weight.
     weights = [p.weight() for p in parts]
     ints = torch.cat([w.int_repr() for w in weights])
-    scales = torch.cat([torch.full((w.shape[0],), w.q_scale(), dtype=torch.double) for w in weights])
-    zeros = torch.cat([torch.full((w.shape[0],), w.q_zero_point(), dtype=torch.long) for w in weights])
+    scales, zeros = (torch.cat(t) for t in zip(*(_row_scales(w) for w in weights)))
     bias = torch.cat([_bias_or_zeros(p.bias(), w.shape[0], torch.empty(0)) for p, w in zip(parts, weights)])
     packed = torch.ops.quantized.linear_prepack(torch._make_per_channel_quantized_tensor(ints, scales, zeros, 0),
                                                 bias)
