@@ -4,6 +4,7 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -54,6 +55,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.handles = HandleRegistry()
         self._lock = threading.RLock()
         self._beam = None
+        self.load_timings: dict[str, float] = {}   # seconds per loading stage (from_path fills it)
         self.stats.set_state(ExecutorState.READY)
 
     # -- loading ------------------------------------------------------------------------------
@@ -77,6 +79,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             raise NotFoundError(f"No Whisper model at {path} (config.json missing)",
                                 "resolve the model with executors.models.store.resolve_model first")
         choice = resolve_device(device, dtype, threads)
+        started = time.perf_counter()
         try:
             model = WhisperForConditionalGeneration.from_pretrained(
                 path, dtype=choice.torch_dtype, attn_implementation="sdpa", use_safetensors=True)
@@ -90,13 +93,18 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                              "check the folder is a complete Hugging Face Whisper export") from exc
         model = model.to(choice.torch_device).eval()
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
+        loaded = time.perf_counter()
         applied = None
         if quantize == "auto" and (dtype or "auto") != "auto":   # (B3) an explicit dtype keeps float weights
             quantize = None
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
-        return cls(model, tokenizer, feature_extractor, generation_config, choice,
-                   model_id or path.name, applied, n_params)
+        quantized = time.perf_counter()
+        ex = cls(model, tokenizer, feature_extractor, generation_config, choice, model_id or path.name, applied,
+                 n_params)
+        ex.load_timings = {"weights and tokenizer": loaded - started, "quantisation": quantized - loaded,
+                           "runtime set-up": time.perf_counter() - quantized}
+        return ex
 
     @staticmethod
     def _quantize(model, mode, choice: DeviceChoice):
