@@ -103,30 +103,31 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path
     return write_transcript(transcript, args.fmt, out_path)
 
 
-def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options, args) -> int:
-    """Several decoded files through one batched pass; each is written as soon as it is done."""
+def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options, args) -> None:
+    """Several decoded files through one batched pass; each gets its progress bar in turn and is
+    written as soon as it is done."""
     from executors.audio.decode import SAMPLE_RATE
-    from executors.core.types import Progress
     from executors.transcripts.exporters import write_transcript
     from executors.whisper.batched import transcribe_many
 
-    seconds = sum(len(audio) for _, audio, _ in group) / SAMPLE_RATE
-    bar = _ProgressBar(f"{len(group)} files", seconds, args.quiet)
-    done = [0.0]
+    bars: dict[int, _ProgressBar] = {}
+
+    def bar(i: int) -> _ProgressBar:
+        if i not in bars:
+            path, audio, _ = group[i]
+            bars[i] = _ProgressBar(path.name, len(audio) / SAMPLE_RATE, args.quiet)
+        return bars[i]
 
     def write(i: int, transcript) -> None:
-        _, audio, out_path = group[i]
-        print(write_transcript(transcript, args.fmt, out_path))
-        done[0] += len(audio) / SAMPLE_RATE
-        bar(Progress(done[0], seconds, "s"))
+        bar(i).close(True)
+        print(write_transcript(transcript, args.fmt, group[i][2]))
 
-    finished = False
     try:
-        transcribe_many(executor, [audio for _, audio, _ in group], options, on_done=write)
-        finished = True
+        transcribe_many(executor, [audio for _, audio, _ in group], options, on_done=write,
+                        on_progress=lambda i, p: bar(i)(p))
     finally:
-        bar.close(finished)
-    return len(group)
+        for b in bars.values():
+            b.close(False)
 
 
 def _report(name: str, exc: Exception) -> None:

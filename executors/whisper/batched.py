@@ -176,8 +176,6 @@ def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOption
                 on_done(j, jobs[j].transcript)
         return max(finished, upto)
 
-    for job in jobs:
-        job.emitter._progress(0.0)
     while handed < len(cursors):
         if cancel is not None:
             cancel.raise_if_cancelled("transcription")
@@ -205,6 +203,7 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
                        cancel: CancelToken | None = None) -> Transcript:
     """The executor's ``transcribe`` when ``options.batch_windows > 1`` (options already checked)."""
     job = _Job(ex, options, _load(ex, audio), on_segment, on_progress, cancel)
+    job.emitter._progress(0.0)
     try:
         _run(ex, [job], options, cancel)
     except Cancelled as exc:
@@ -215,15 +214,19 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
 
 def transcribe_many(ex: "WhisperModelExecutor", audios: Sequence, options: TranscribeOptions | None = None,
                     cancel: CancelToken | None = None, *,
-                    on_done: Callable[[int, Transcript], None] | None = None) -> list[Transcript]:
+                    on_done: Callable[[int, Transcript], None] | None = None,
+                    on_progress: Callable[[int, Progress], None] | None = None) -> list[Transcript]:
     """Transcribe several inputs with their windows packed into shared batches (many short clips
-    fill a batch together); one Transcript per input, in order.  ``on_done(i, transcript)`` is
-    called as soon as input i is finished (inputs finish in order)."""
+    fill a batch together); one Transcript per input, in order.  Inputs finish in order:
+    ``on_progress(i, Progress)`` reports input i's seconds done as its spans finish, then
+    ``on_done(i, transcript)`` is called as soon as it is complete."""
     options = ex._check_options(options)
     if options.batch_windows < 2:
         options = replace(options, batch_windows=8)
     with ex._lock:
         ex._require_ready()
-        jobs = [_Job(ex, options, _load(ex, a)) for a in audios]
+        jobs = [_Job(ex, options, _load(ex, a),
+                     on_progress=None if on_progress is None else (lambda p, i=i: on_progress(i, p)))
+                for i, a in enumerate(audios)]
         _run(ex, jobs, options, cancel, on_done)
     return [j.transcript for j in jobs]

@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..core.int8 import quantize_rows
+
 # The calibration row's range: scale 1/62.5 and zero point 63 on the kernel's 0..127 grid, a little
 # wider than [-1, 1] so that rounding in (x - c) / a never moves the range.
 _CALIBRATION = (-63.0 / 62.5, 64.0 / 62.5)
@@ -38,7 +40,7 @@ class RowInt8Linear(nn.Module):
         zeros = torch.zeros(out_features, dtype=torch.float32)
         self.register_buffer("bias", (bias.detach().float() if bias is not None else zeros).contiguous())
         # W 1 per output row, from the int8 weights the kernel actually uses
-        self.register_buffer("row_sums", (weight_int8.double().sum(dim=1) * scales.double()).float())
+        self.register_buffer("row_sums", weight_int8.sum(dim=1, dtype=torch.int32).float() * self.scales)
         self._pack()
 
     def _pack(self) -> None:
@@ -52,10 +54,7 @@ class RowInt8Linear(nn.Module):
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:
         """Symmetric per-row int8 of a float weight [out, in]."""
-        w = weight.detach().float()
-        scales = (w.abs().amax(dim=1) / 127.0).clamp_min(1e-12)
-        ints = torch.round(w / scales[:, None]).clamp_(-127, 127).to(torch.int8)
-        return cls(ints, scales, bias)
+        return cls(*quantize_rows(weight), bias)
 
     @classmethod
     def from_linear(cls, linear: nn.Linear) -> RowInt8Linear:

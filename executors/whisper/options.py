@@ -27,7 +27,7 @@ class TranscribeOptions:
     no_speech_threshold: float = 0.6
     compression_ratio_threshold: float = 2.4
     log_prob_threshold: float = -1.0
-    repetition_threshold: int | None = 4  # an n-gram of words this many times in a row (1 word: once more)
+    repetition_threshold: int | None = 3  # an n-gram of words this many times in a row (1 word: once more)
                                           # is a loop: retry hotter; None = off
     batch_windows: int = 1               # >1: decode several 30 s windows (of one file or many) together
     extra: dict = field(default_factory=dict)

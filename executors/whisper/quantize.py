@@ -56,7 +56,7 @@ def resolve_mode(mode: str | bool | None, device_kind: str) -> str:
 
 def layer_group(name: str) -> str | None:
     """The ``GROUPS`` entry of a linear layer by its module name, None for anything else."""
-    if name == "proj_out":
+    if name.split(".")[0] == "proj_out":   # "proj_out", or its int8 copy inside ``Int8Head``
         return "vocab"
     if name.startswith("model.encoder."):
         return "encoder"
