@@ -9,6 +9,7 @@ and the second as "I'm going to go back. I'm going to go back. I'm going to go b
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -35,8 +36,11 @@ def breath(request):
 
 
 def _no_loop(text: str) -> None:
+    """No word more than twice, and no two-word phrase more than twice (an independent, stricter check
+    than the decoder's)."""
     words = normalize(text).split()
     assert not words or max(Counter(words).values()) <= 2, text
+    assert not words or max(Counter(zip(words, words[1:])).values(), default=0) <= 2, text
 
 
 @pytest.mark.parametrize("quantize", ["int8", "float32"])
@@ -67,5 +71,10 @@ def test_loop_check_drives_the_fallback():
     loop = DecodeResult([1], "Blue. Blue. Blue. Blue. Blue. Blue.", -0.2, -2.0, 0.1, 0.0, 1.5)
     clean = DecodeResult([1], "Blue sky.", -0.9, -3.0, 0.1, 0.2, 1.0)
     assert needs_fallback(loop, opts) and not needs_fallback(clean, opts)
-    assert pick_final([loop, clean], opts) is clean       # likeliest that is not a loop
+    kept = pick_final([loop, clean], opts)
+    assert kept.text == clean.text and kept.gave_up       # likeliest that is not a loop
     assert is_silence(loop, opts)                          # a window that is all loop holds no transcript
+    junk = DecodeResult([1], "Slid the frame, adjoint Slid the frame, oidal the frame, deport.", -2.8, -40, 0.35,
+                        1.0, 1.6)
+    assert not needs_fallback(replace(junk, avg_logprob=-0.5), opts)
+    assert not is_silence(junk, opts) and is_silence(pick_final([junk], opts), opts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class DecodeResult:
     no_speech_prob: float
     temperature: float
     compression_ratio: float
+    gave_up: bool = False      # every temperature failed the checks; this is the attempt kept
 
 
 def compression_ratio(text: str) -> float:
@@ -54,6 +55,15 @@ def longest_repeat(text: str, max_words: int = MAX_NGRAM_WORDS) -> tuple[int, in
                 best = (n, times)
             i += (times - 1) * n if times > 1 else 1
     return best[0], best[1], len(words)
+
+
+def most_repeated_phrase(text: str) -> int:
+    """How often the most frequent two-word phrase of ``text`` occurs, anywhere in it."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    pairs: dict[tuple[str, str], int] = {}
+    for pair in zip(words, words[1:]):
+        pairs[pair] = pairs.get(pair, 0) + 1
+    return max(pairs.values(), default=0)
 
 
 def is_loop(text: str, repeats: int | None) -> bool:
@@ -90,8 +100,12 @@ def needs_fallback(result: DecodeResult, options: TranscribeOptions) -> bool:
 
 def is_silence(result: DecodeResult, options: TranscribeOptions) -> bool:
     """Skip the window: the model says no speech and the text it produced is unlikely, or the text
-    kept after every fallback is still mostly a loop (text that repeats itself is not a transcript)."""
+    is still mostly a loop after every fallback, or every temperature failed and what is left keeps
+    repeating a phrase (breath and noise decode to such text; it is not a transcript)."""
     if mostly_loop(result.text, options.repetition_threshold):
+        return True
+    repeats = options.repetition_threshold
+    if result.gave_up and repeats is not None and most_repeated_phrase(result.text) >= repeats:
         return True
     if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
         return False
@@ -106,4 +120,4 @@ def pick_final(attempts: list[DecodeResult], options: TranscribeOptions) -> Deco
         return too_compressible or is_loop(r.text, options.repetition_threshold)
 
     clean = [r for r in attempts if not repetitive(r)]
-    return max(clean or attempts, key=lambda r: r.avg_logprob)
+    return replace(max(clean or attempts, key=lambda r: r.avg_logprob), gave_up=True)
