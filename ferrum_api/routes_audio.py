@@ -82,9 +82,10 @@ def _speakers(upload: Upload):
         raise invalid(exc.message, param="num_speakers") from exc
 
 
-def _options(upload: Upload, task: str, granularities: set[str], diarized: bool = False) -> TranscribeOptions:
+def _options(upload: Upload, task: str, granularities: set[str], batch_size: int,
+             diarized: bool = False) -> TranscribeOptions:
     options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
-                                word_timestamps="word" in granularities or diarized)
+                                word_timestamps="word" in granularities or diarized, batch_windows=max(1, batch_size))
     if task == "transcribe":
         options.language = (upload.get("language") or "").strip().lower() or None
     temperatures = _temperature(upload)
@@ -129,7 +130,7 @@ async def _handle(request: web.Request, task: str) -> web.Response:
                       "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
                       param="model", code="unsupported_model")
     speakers = _speakers(upload)
-    options = _options(upload, task, granularities, speakers is not None)
+    options = _options(upload, task, granularities, request.app[CONFIG].batch_size, speakers is not None)
     transcript = await request.app[QUEUE].transcribe(upload.file, options, speakers)
     return _respond(transcript, fmt, granularities)
 

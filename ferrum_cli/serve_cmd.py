@@ -21,6 +21,8 @@ def register(subparsers) -> None:
     p.add_argument("--embedding-model", default=None, help="embedding model (default all-MiniLM-L6-v2)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="30 s windows of an upload decoded together (default 8; 1 = one at a time)")
     p.set_defaults(func=run)
 
 
@@ -34,8 +36,11 @@ def run(args) -> int:
 
     if args.max_upload_mb <= 0:
         raise InvalidParameterError("--max-upload-mb must be positive", "e.g. --max-upload-mb 200")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
     config = ApiConfig(host=args.host, port=args.port, token=args.token, auth=not args.no_auth,
-                       allow_remote=args.allow_remote, max_upload_bytes=int(args.max_upload_mb * 2**20))
+                       allow_remote=args.allow_remote, max_upload_bytes=int(args.max_upload_mb * 2**20),
+                       **({} if args.batch_size is None else {"batch_size": args.batch_size}))
     settings = ServiceSettings(whisper_model=args.model or DEFAULT_WHISPER,
                                embedding_model=args.embedding_model or DEFAULT_EMBEDDING,
                                device=args.device, threads=args.threads)

@@ -10,6 +10,10 @@ import sys
 from pathlib import Path
 
 from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light too
+
+# Files are packed into shared batches in groups of at most this much audio (memory stays bounded).
+GROUP_SECONDS = 1200.0
 
 
 def register(subparsers) -> None:
@@ -19,6 +23,9 @@ def register(subparsers) -> None:
                    help="audio or video files (WAV, FLAC, MP3, OGG, M4A, MP4, WebM, ...)")
     p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     add_transcription_arguments(p)
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="30 s windows decoded together, of one long file or of several files "
+                        f"(default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -51,8 +58,12 @@ def transcribe_options(args):
 
     if args.threads is not None and args.threads < 1:
         raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    batch = DEFAULT_BATCH_WINDOWS if args.batch_size is None else args.batch_size
+    if batch < 1:
+        raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
     return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                             word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
+                             word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad,
+                             batch_windows=batch).validate()
 
 
 def speaker_request(args):
@@ -121,7 +132,6 @@ def _load_executor(args):
 
 def _transcribe_one(executor, path: Path, options, args, out_path: Path, speakers=None) -> Path:
     from executors.audio.decode import audio_duration
-    from executors.transcripts.exporters import write_transcript
 
     bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
@@ -130,6 +140,13 @@ def _transcribe_one(executor, path: Path, options, args, out_path: Path, speaker
         finished = True
     finally:
         bar.close(finished)
+    return _write(transcript, path, args, out_path, speakers)
+
+
+def _write(transcript, path: Path, args, out_path: Path, speakers) -> Path:
+    """Label the speakers when asked, then write the transcript in the chosen format."""
+    from executors.transcripts.exporters import write_transcript
+
     if speakers is not None:
         from executors.diarization import assign_speakers
 
@@ -144,14 +161,80 @@ def run(args: argparse.Namespace) -> int:
     speakers = speaker_request(args)
     executor = _load_executor(args)
     taken: set[Path] = set()
+    if options.batch_windows > 1 and len(args.files) > 1:
+        return _run_grouped(executor, options, args, speakers, taken)
     return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
         executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
 
 
+def _run_grouped(executor, options, args, speakers, taken: set[Path]) -> int:
+    """Many files: windows of different files share batches, a group of files at a time."""
+    failed: list[str] = []
+    for group in _decoded_groups(args.files, args, taken, failed):
+        try:
+            _transcribe_group(executor, group, options, args, speakers)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the group's unwritten files failed
+            unwritten = [str(p) for p, _, out in group if not out.exists()]
+            _report("transcribe", "transcribing", ", ".join(unwritten), exc)
+            failed += unwritten
+    return 1 if failed else 0
+
+
+def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options, args, speakers) -> None:
+    """Several decoded files through one batched pass; each gets its progress bar in turn and is
+    written as soon as it is done."""
+    from executors.audio.decode import SAMPLE_RATE
+    from executors.whisper.batched import transcribe_many
+
+    bars: dict[int, ProgressBar] = {}
+
+    def bar(i: int) -> ProgressBar:
+        if i not in bars:
+            path, audio, _ = group[i]
+            bars[i] = ProgressBar(path.name, len(audio) / SAMPLE_RATE, args.quiet)
+        return bars[i]
+
+    def write(i: int, transcript) -> None:
+        bar(i).close(True)
+        print(_write(transcript, group[i][0], args, group[i][2], speakers))
+
+    try:
+        transcribe_many(executor, [audio for _, audio, _ in group], options, on_done=write,
+                        on_progress=lambda i, p: bar(i)(p))
+    finally:
+        for b in bars.values():
+            b.close(False)
+
+
+def _decoded_groups(names: list[str], args, taken: set[Path], failed: list[str]):
+    """(path, samples, output path) of every readable input, in groups of at most GROUP_SECONDS of
+    audio; unreadable inputs are reported and left out."""
+    from executors.audio.decode import SAMPLE_RATE, load_audio
+
+    group, seconds = [], 0.0
+    for name in names:
+        path = Path(name)
+        try:
+            audio = load_audio(path)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
+            _report("transcribe", "transcribing", name, exc)
+            failed.append(name)
+            continue
+        if group and seconds + len(audio) / SAMPLE_RATE > GROUP_SECONDS:
+            yield group
+            group, seconds = [], 0.0
+        group.append((path, audio, output_path(args.output_dir, path, args.fmt, taken)))
+        seconds += len(audio) / SAMPLE_RATE
+    if group:
+        yield group
+
+
 def run_each(files: list[str], command: str, doing: str, work) -> int:
     """``work(path) -> output path`` for every input; a failure prints one line and the rest still run."""
-    from executors.core.errors import FerrumError, wrap_unexpected
-
     failed = 0
     for name in files:
         try:
@@ -159,7 +242,13 @@ def run_each(files: list[str], command: str, doing: str, work) -> int:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
-            print(f"ferrum {command}: {name}: {err}", file=sys.stderr)
+            _report(command, doing, name, exc)
             failed += 1
     return 1 if failed else 0
+
+
+def _report(command: str, doing: str, name: str, exc: Exception) -> None:
+    from executors.core.errors import FerrumError, wrap_unexpected
+
+    err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
+    print(f"ferrum {command}: {name}: {err}", file=sys.stderr)

@@ -82,7 +82,8 @@ class ApiServerController(QObject):
             return
         try:
             config = ApiConfig(port=settings.port, auth=settings.auth,
-                               max_upload_bytes=int(settings.max_upload_mb) * 2**20)
+                               max_upload_bytes=int(settings.max_upload_mb) * 2**20,
+                               batch_size=max(1, self.host.settings.batch_size))
             server = ApiServer(HostModelService(self.host), config)
             url = await server.start()
         except Exception as exc:  # noqa: BLE001 - shown in the settings page and as a notification

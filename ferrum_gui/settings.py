@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 # the model store (the window must show before any heavy import).
 DEFAULT_WHISPER = "whisper-tiny.en"
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
+DEFAULT_BATCH_SIZE = 8            # executors.whisper.options.DEFAULT_BATCH_WINDOWS (kept light here too)
 
 _GROUP = "host"
 # Settings that touch every executor: changing one reloads both models.
@@ -22,6 +23,7 @@ class HostSettings:
     whisper_model: str = DEFAULT_WHISPER      # bundled name, CTranslate2 folder or HF folder
     embedding_model: str = DEFAULT_EMBEDDING  # bundled name or HF folder
     auto_index_transcripts: bool = True       # index finished transcripts for search
+    batch_size: int = DEFAULT_BATCH_SIZE      # 30 s windows of a file decoded together; 1 = one at a time
 
     @classmethod
     def load(cls, qsettings) -> "HostSettings":

@@ -4,6 +4,7 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +62,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.handles = HandleRegistry()
         self._lock = threading.RLock()
         self._beam = None
+        self.load_timings: dict[str, float] = {}   # seconds per loading stage (from_path fills it)
         self.stats.set_state(ExecutorState.READY)
 
     # -- loading ------------------------------------------------------------------------------
@@ -84,6 +86,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             raise NotFoundError(f"No Whisper model at {path} (config.json missing)",
                                 "resolve the model with executors.models.store.resolve_model first")
         choice = resolve_device(device, dtype, threads)
+        started = time.perf_counter()
         try:
             model = WhisperForConditionalGeneration.from_pretrained(
                 path, dtype=choice.torch_dtype, attn_implementation="sdpa", use_safetensors=True)
@@ -97,13 +100,18 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                              "check the folder is a complete Hugging Face Whisper export") from exc
         model = model.to(choice.torch_device).eval()
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
+        loaded = time.perf_counter()
         applied = None
         if quantize == "auto" and (dtype or "auto") != "auto":   # (B3) an explicit dtype keeps float weights
             quantize = None
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
-        return cls(model, tokenizer, feature_extractor, generation_config, choice,
-                   model_id or path.name, applied, n_params)
+        quantized = time.perf_counter()
+        ex = cls(model, tokenizer, feature_extractor, generation_config, choice, model_id or path.name, applied,
+                 n_params)
+        ex.load_timings = {"weights and tokenizer": loaded - started, "quantisation": quantized - loaded,
+                           "runtime set-up": time.perf_counter() - quantized}
+        return ex
 
     @staticmethod
     def _quantize(model, mode, choice: DeviceChoice):
@@ -207,8 +215,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             return self.runtime.encode_cached([mel])[0]
 
     def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
-                      cancel: CancelToken | None = None) -> DecodeResult:
-        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options))
+                      cancel: CancelToken | None = None, *, first: DecodeResult | None = None,
+                      seed_from: str | None = None) -> DecodeResult:
+        """One window through the temperature ladder (``decoding.decode_with_fallback``); ``seed_from``
+        (the window's feature key) seeds its sampling so the same audio always gives the same text."""
+        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options),
+                                    first=first, seed_from=seed_from)
 
     def _beam_strategy(self, options: TranscribeOptions):
         if options.beam_size <= 1:

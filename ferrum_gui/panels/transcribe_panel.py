@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -167,7 +169,8 @@ class TranscribePanel(QWidget):
 
     def enqueue(self, paths) -> list[str]:
         """Queue files for transcription with the current options; returns their job ids."""
-        return self.queue.enqueue(paths, self.options_bar.options())
+        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
+        return self.queue.enqueue(paths, options)
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
