@@ -199,6 +199,7 @@ def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOption
 
     size = options.batch_windows
     for first in range(0, len(windows), size):
+        ex.turns.yield_turn()  # between two batches: a waiting dictation pass goes first
         if cancel is not None:
             cancel.raise_if_cancelled("transcription")
         decoded = _decode_windows(ex, jobs, windows[first:first + size], options, prompts_for, cancel, final=False)

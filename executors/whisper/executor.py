@@ -3,7 +3,6 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..core.errors import (
     wrap_unexpected,
 )
 from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.turns import ModelTurns
 from ..core.types import CancelToken, ExecutorState, Progress
 from ..transcripts.results import Segment, Transcript
 from .contract_ops import WhisperContractMixin
@@ -52,7 +52,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.stats = ExecutorStats(device.name, parameter_bytes(model))
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
         self.handles = HandleRegistry()
-        self._lock = threading.RLock()
+        # Turns on the model: file jobs hand it over between windows to a waiting dictation pass.
+        self.turns = self._lock = ModelTurns()
         self._beam = None
         self.stats.set_state(ExecutorState.READY)
 
