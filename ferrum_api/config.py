@@ -20,6 +20,8 @@ class ApiConfig:
     auth: bool = True
     allow_remote: bool = False
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_MB * 2**20
+    save_history: bool = True           # transcriptions land in the transcript history (a request
+                                        # may opt out with the form field history=false)
 
 
 def is_loopback(host: str) -> bool:

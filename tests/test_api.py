@@ -36,16 +36,16 @@ GUARD_S = 300  # hang guard for background conditions, not a timing assertion
 @pytest.fixture(scope="module")
 def api(whisper_tiny, minilm):
     """A real ApiServer on its own event-loop thread, sharing the session's models."""
-    from executors.service.models import LocalModelService
+    from executors.service import EngineService
     from ferrum_api.server import ApiConfig, ApiServer
 
-    service = LocalModelService(executors={"whisper": whisper_tiny, "embedding": minilm})
+    service = EngineService(executors={"whisper": whisper_tiny, "embedding": minilm})
     server = ApiServer(service, ApiConfig(port=0, token=TOKEN, max_upload_bytes=LIMIT))
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="api-test-loop", daemon=True)
     thread.start()
     url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(60)
-    yield SimpleNamespace(server=server, loop=loop, url=url, whisper=whisper_tiny, minilm=minilm)
+    yield SimpleNamespace(server=server, loop=loop, url=url, whisper=whisper_tiny, minilm=minilm, service=service)
     asyncio.run_coroutine_threadsafe(server.stop(), loop).result(60)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(60)
@@ -311,7 +311,7 @@ def test_token_is_generated_once_and_kept(tmp_path):
 
 
 def test_ferrum_serve_headless_end_to_end(speech_dir):
-    """`ferrum serve` loads its own models (LocalModelService) and answers the official client."""
+    """`ferrum serve` loads its own models (its own EngineService) and answers the official client."""
     env = dict(os.environ, FERRUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "ferrum_cli.main", "serve", "--port", "0", "--token", TOKEN,
                              "--threads", "1", "--device", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
