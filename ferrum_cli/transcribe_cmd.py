@@ -1,5 +1,6 @@
 """``ferrum transcribe FILE...``: one transcript file per input, progress on stderr.
 
+Each transcript also lands in the transcript history (``ferrum history``) unless ``--no-history``.
 A failed input prints one line and the others still run; the exit status is 1 if any failed.
 """
 
@@ -30,6 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
+    p.add_argument("--no-history", action="store_true", help="do not keep the transcripts in the history")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -65,57 +67,46 @@ class _ProgressBar:
         self._bar.close()
 
 
-def _load_executor(args):
-    from transformers.utils import logging as hf_logging
-
-    from executors.models.store import DEFAULT_WHISPER, resolve_model
-    from executors.whisper import WhisperModelExecutor
-
-    resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
-    bars_on = hf_logging.is_progress_bar_enabled()
-    if args.quiet and bars_on:
-        hf_logging.disable_progress_bar()  # transformers' own "Loading weights" bar
-    try:
-        return WhisperModelExecutor.from_path(resolved.path, device=args.device, threads=args.threads)
-    finally:
-        if args.quiet and bars_on:
-            hf_logging.enable_progress_bar()
-
-
-def _transcribe_one(executor, path: Path, options, args, out_path: Path) -> Path:
+def _transcribe_one(engine, path: Path, options, args, out_path: Path) -> Path:
     from executors.audio.decode import audio_duration
     from executors.transcripts.exporters import write_transcript
+
+    from .engine import wait_for
 
     bar = _ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
     try:
-        transcript = executor.transcribe(path, options, on_progress=bar)  # streams the file
+        job = engine.transcribe(path, options, save=not args.no_history, on_progress=bar)  # streams the file
+        result = wait_for(job)
         finished = True
     finally:
         bar.close(finished)
-    return write_transcript(transcript, args.fmt, out_path)
+    return write_transcript(result.transcript, args.fmt, out_path)
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import FerrumError, InvalidParameterError, wrap_unexpected
+    from executors.core.errors import FerrumError, wrap_unexpected
+    from executors.service import WHISPER
     from executors.whisper.options import TranscribeOptions
 
-    if args.threads is not None and args.threads < 1:
-        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    from .engine import load, open_engine
+
     options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
                                 word_timestamps=args.word_timestamps, vad_filter=args.vad).validate()
-    executor = _load_executor(args)
-    taken: set[Path] = set()
-    failed = 0
-    for name in args.files:
-        path = Path(name)
-        try:
-            out = _transcribe_one(executor, path, options, args, _output_path(args.output_dir, path, args.fmt, taken))
-            print(out)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
-            print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
-            failed += 1
+    # (transcripts become searchable in the app, or with `ferrum index --transcripts`)
+    with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
+        load(engine, WHISPER, args.quiet)
+        taken: set[Path] = set()
+        failed = 0
+        for name in args.files:
+            path = Path(name)
+            try:
+                out = _transcribe_one(engine, path, options, args, _output_path(args.output_dir, path, args.fmt, taken))
+                print(out)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
+                err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"transcribing {name}")
+                print(f"ferrum transcribe: {name}: {err}", file=sys.stderr)
+                failed += 1
     return 1 if failed else 0
