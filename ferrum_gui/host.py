@@ -137,7 +137,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     # ---- running work --------------------------------------------------------------------
     async def _await(self, work, doing: str):
         """Await a service future or job; a failure is reported once and raised as a FerrumError."""
-        self._gui_loop = asyncio.get_running_loop()
+        self._gui_loop = _loop()
         try:
             return await wait(work)
         except (Exception, asyncio.CancelledError) as exc:
@@ -146,7 +146,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     async def _run(self, pool: str, fn, *args, **kwargs):
         if self._closed:
             raise Cancelled("The app is shutting down", "start the app again")
-        self._gui_loop = asyncio.get_running_loop()
+        self._gui_loop = _loop()
         if pool in MODEL_NAMES and self.service.models.loaded(pool) is not None:
             QTimer.singleShot(0, self, self.poll)  # show "Busy" now, not at the next tick
         return await wait(self.service.workers[pool].submit(fn, *args, **kwargs))

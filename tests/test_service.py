@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from executors.core.errors import Cancelled, ModelError
+from executors.core.errors import Cancelled, NotFoundError
 from executors.transcripts.history import RecordStatus
 from tests.audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
 from tests.speech_eval import corpus_wer
@@ -31,7 +31,7 @@ def test_the_one_loader_names_models_by_their_store_name():
     model = load_model("whisper", ServiceSettings(device="cpu", threads=1))
     assert model.model_id == model.executor.model_id == "whisper-tiny.en"  # not its cache folder's name
     assert model.source == "bundled" and model.multilingual is False
-    with pytest.raises(ModelError):
+    with pytest.raises(NotFoundError, match="no-such-model"):
         load_model("embedding", ServiceSettings(embedding_model="no-such-model"))
 
 
