@@ -103,6 +103,20 @@ def test_transcription_in_every_response_format(client, api, speech_dir, fmt):
     assert " ".join(c[2] for c in cues).split() == expected.split()
 
 
+def test_transcriptions_land_in_the_history_unless_the_request_opts_out(client, api, speech_dir):
+    clip = speech_dir / "pocketsphinx/goforward.flac"
+    before = {e.id for e in api.service.history.list()}
+    text = _transcribe(client, clip, response_format="text")
+    with open(clip, "rb") as fp:
+        client.audio.transcriptions.create(model="whisper-1", file=fp, extra_body={"history": "false"})
+    [entry] = [e for e in api.service.history.list() if e.id not in before]
+    assert entry.source == "goforward.flac (API)" and entry.status.value == "done"
+    assert api.service.history.load(entry.id).transcript.text == text.strip()
+    with open(clip, "rb") as fp, pytest.raises(openai.BadRequestError) as info:
+        client.audio.transcriptions.create(model="whisper-1", file=fp, extra_body={"history": "maybe"})
+    assert info.value.body["param"] == "history"
+
+
 def test_translation_refused_for_english_only_model(client, speech_dir):
     with open(speech_dir / CLIP, "rb") as fp, pytest.raises(openai.BadRequestError) as info:
         client.audio.translations.create(model="whisper-1", file=fp)
