@@ -54,32 +54,20 @@ def _devices() -> dict:
             "threads": default_threads()}
 
 
-def _load_whisper(path, model_id, device):
-    from executors.whisper.executor import WhisperModelExecutor
-
-    return WhisperModelExecutor.from_path(path, device=device, model_id=model_id)
-
-
-def _load_embedding(path, model_id, device):
-    import asyncio
-
-    from executors.bert.executor import BertModelExecutor
-
-    return asyncio.run(BertModelExecutor.from_path(path, device=device, model_id=model_id))
-
-
-def _executor_report(kind: str, load, device: str, skip: bool) -> dict:
+def _executor_report(kind: str, device: str, skip: bool) -> dict:
     from executors.core.errors import FerrumError, wrap_unexpected
-    from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, resolve_model
+    from executors.models.store import resolve_model
+    from executors.service import ServiceSettings, load_model
 
-    ref = DEFAULT_WHISPER if kind == "whisper" else DEFAULT_EMBEDDING
+    settings = ServiceSettings(device=device)
+    ref = settings.model_ref(kind)
     report = {"model": ref, "loaded": False}
     try:
         resolved = resolve_model(ref, kind=kind)
         report["path"] = str(resolved.path)
         if skip:
             return report
-        executor = load(resolved.path, resolved.model_id, device)
+        executor = load_model(kind, settings).executor
         report.update(loaded=True, device=executor.device.name, info=_plain(executor.info()),
                       capabilities=_plain(executor.capabilities()), status=_plain(executor.status()))
     except ImportError as exc:
@@ -100,8 +88,8 @@ def collect(device: str = "auto", load: bool = True) -> dict:
         "paths": {"data_dir": str(data_dir()), "cache_dir": str(cache_dir())},
         "models": [e.to_dict() for e in list_models()],
         "executors": {
-            "whisper": _executor_report("whisper", _load_whisper, device, not load),
-            "embedding": _executor_report("embedding", _load_embedding, device, not load),
+            "whisper": _executor_report("whisper", device, not load),
+            "embedding": _executor_report("embedding", device, not load),
         },
     }
 

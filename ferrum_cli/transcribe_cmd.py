@@ -1,5 +1,6 @@
 """``ferrum transcribe FILE...``: one transcript file per input, progress on stderr.
 
+Each transcript also lands in the transcript history (``ferrum history``) unless ``--no-history``.
 A failed input prints one line and the others still run; the exit status is 1 if any failed.
 """
 
@@ -26,6 +27,7 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
                    help="30 s windows decoded together, of one long file or of several files "
                         f"(default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time)")
+    p.add_argument("--no-history", action="store_true", help="do not keep the transcripts in the history")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -113,66 +115,56 @@ class ProgressBar:
         self._bar.close()
 
 
-def _load_executor(args):
-    from transformers.utils import logging as hf_logging
-
-    from executors.models.store import DEFAULT_WHISPER, resolve_model
-    from executors.whisper import WhisperModelExecutor
-
-    resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
-    bars_on = hf_logging.is_progress_bar_enabled()
-    if args.quiet and bars_on:
-        hf_logging.disable_progress_bar()  # transformers' own "Loading weights" bar
-    try:
-        return WhisperModelExecutor.from_path(resolved.path, device=args.device, threads=args.threads)
-    finally:
-        if args.quiet and bars_on:
-            hf_logging.enable_progress_bar()
-
-
-def _transcribe_one(executor, path: Path, options, args, out_path: Path, speakers=None) -> Path:
+def _transcribe_one(engine, path: Path, options, args, out_path: Path, speakers=None) -> Path:
     from executors.audio.decode import audio_duration
+    from executors.transcripts.exporters import write_transcript
+
+    from .engine import wait_for
 
     bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
     try:
-        transcript = executor.transcribe(path, options, on_progress=bar)  # streams the file
+        job = engine.transcribe(path, options, save=not args.no_history, on_progress=bar,  # streams the file
+                                speakers=speakers)
+        result = wait_for(job)
         finished = True
     finally:
         bar.close(finished)
-    return _write(transcript, path, args, out_path, speakers)
+    return write_transcript(result.transcript, args.fmt, out_path)
 
 
-def _write(transcript, path: Path, args, out_path: Path, speakers) -> Path:
-    """Label the speakers when asked, then write the transcript in the chosen format."""
-    from executors.transcripts.exporters import write_transcript
+def _label_speakers(transcript, path: Path, speakers, quiet: bool):
+    from executors.diarization import assign_speakers
 
-    if speakers is not None:
-        from executors.diarization import assign_speakers
+    from .diarize_cmd import diarize_with_bar
 
-        from .diarize_cmd import diarize_with_bar
-
-        transcript = assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, args.quiet))
-    return write_transcript(transcript, args.fmt, out_path)
+    return assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, quiet))
 
 
 def run(args: argparse.Namespace) -> int:
+    from executors.service import WHISPER
+
+    from .engine import load, open_engine
+
     options = transcribe_options(args)
     speakers = speaker_request(args)
-    executor = _load_executor(args)
-    taken: set[Path] = set()
-    if options.batch_windows > 1 and len(args.files) > 1:
-        return _run_grouped(executor, options, args, speakers, taken)
-    return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
-        executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
+    # (transcripts become searchable in the app, or with `ferrum index --transcripts`)
+    with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
+        model = load(engine, WHISPER, args.quiet)
+        taken: set[Path] = set()
+        if options.batch_windows > 1 and len(args.files) > 1:
+            return _run_grouped(engine, model, options, args, speakers, taken)
+        return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
+            engine, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
 
 
-def _run_grouped(executor, options, args, speakers, taken: set[Path]) -> int:
-    """Many files: windows of different files share batches, a group of files at a time."""
+def _run_grouped(engine, model, options, args, speakers, taken: set[Path]) -> int:
+    """Many files: windows of different files share batches, a group of files at a time (on this
+    thread: the command runs nothing else on the model)."""
     failed: list[str] = []
     for group in _decoded_groups(args.files, args, taken, failed):
         try:
-            _transcribe_group(executor, group, options, args, speakers)
+            _transcribe_group(engine, model, group, options, args, speakers)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - the group's unwritten files failed
@@ -182,10 +174,11 @@ def _run_grouped(executor, options, args, speakers, taken: set[Path]) -> int:
     return 1 if failed else 0
 
 
-def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options, args, speakers) -> None:
+def _transcribe_group(engine, model, group: list[tuple[Path, object, Path]], options, args, speakers) -> None:
     """Several decoded files through one batched pass; each gets its progress bar in turn and is
     written as soon as it is done."""
     from executors.audio.decode import SAMPLE_RATE
+    from executors.transcripts.exporters import write_transcript
     from executors.whisper.batched import transcribe_many
 
     bars: dict[int, ProgressBar] = {}
@@ -198,10 +191,16 @@ def _transcribe_group(executor, group: list[tuple[Path, object, Path]], options,
 
     def write(i: int, transcript) -> None:
         bar(i).close(True)
-        print(_write(transcript, group[i][0], args, group[i][2], speakers))
+        path = group[i][0]
+        if speakers is not None:
+            transcript = _label_speakers(transcript, path, speakers, args.quiet)
+        if not args.no_history:
+            record = engine.history.begin(str(path), model.model_id, options, audio_path=path)
+            engine.history.end(record, "done", transcript)
+        print(write_transcript(transcript, args.fmt, group[i][2]))
 
     try:
-        transcribe_many(executor, [audio for _, audio, _ in group], options, on_done=write,
+        transcribe_many(model.executor, [audio for _, audio, _ in group], options, on_done=write,
                         on_progress=lambda i, p: bar(i)(p))
     finally:
         for b in bars.values():

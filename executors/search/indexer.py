@@ -91,6 +91,17 @@ def _under(source: str, root: Path) -> bool:
     return source == str(root) or source.startswith(str(root).rstrip(os.sep) + os.sep)
 
 
+def remove_paths(store: SearchStore, collection: str, paths: Iterable[str | os.PathLike]) -> int:
+    """Drop the documents of these files and of everything under these folders; returns how many went.
+    A collection that does not exist has nothing to drop."""
+    if collection not in {c.name for c in store.collections()}:
+        return 0
+    coll = store.collection(collection)
+    roots = [Path(p).expanduser().absolute() for p in paths]  # as index_paths records them
+    gone = [d.source for d in store.documents(coll) if any(_under(d.source, r) for r in roots)]
+    return sum(bool(store.remove_document(coll, source)) for source in gone)
+
+
 def index_paths(store: SearchStore, embedder: Embedder, paths: Iterable[str | os.PathLike],
                 collection: str = "default", on_progress: ProgressCallback | None = None,
                 cancel: CancelToken | None = None, options: ChunkOptions | None = None) -> IndexReport:

@@ -177,6 +177,7 @@ def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOption
         return max(finished, upto)
 
     while handed < len(cursors):
+        ex.turns.yield_turn()  # between two batches: a waiting dictation pass goes first
         if cancel is not None:
             cancel.raise_if_cancelled("transcription")
         active = [c for c in cursors[handed:] if not c.done][:options.batch_windows]

@@ -3,7 +3,6 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,6 +22,7 @@ from ..core.errors import (
     wrap_unexpected,
 )
 from ..core.stats import ExecutorStats, HeldMemory, parameter_bytes
+from ..core.turns import ModelTurns
 from ..core.types import CancelToken, ExecutorState, Progress
 from ..transcripts.results import Segment, Transcript
 from .contract_ops import WhisperContractMixin
@@ -60,7 +60,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.runtime.live.on_grow = self.stats.observe_memory
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
         self.handles = HandleRegistry()
-        self._lock = threading.RLock()
+        # Turns on the model: file jobs hand it over between windows to a waiting dictation pass.
+        self.turns = self._lock = ModelTurns()
         self._beam = None
         self.load_timings: dict[str, float] = {}   # seconds per loading stage (from_path fills it)
         self.stats.set_state(ExecutorState.READY)

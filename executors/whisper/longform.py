@@ -89,6 +89,7 @@ class Longform:
         seek = 0
         self._progress(0.0)
         while True:
+            ex.turns.yield_turn()  # between two windows: a waiting dictation pass goes first
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled("transcription")
             samples = windows.window(seek)
