@@ -70,8 +70,11 @@ def run_index(args) -> int:
             report = index_paths(store, embedder, args.paths, collection=args.collection, on_progress=bars)
         finally:
             bars.close()
-    print(f"{report.files_added} added, {report.files_updated} updated, {report.files_skipped} unchanged, "
-          f"{report.files_removed} removed; {report.chunks_embedded} chunks embedded in {report.seconds:.1f} s")
+    print(f"{report.counts_text()} in {report.seconds:.1f} s")
+    if report.unsupported:
+        print(f"ferrum: {report.unsupported_text()}", file=sys.stderr)
+    if report.nothing_found() and not report.errors:
+        print("ferrum: nothing to index: no file in these paths can be indexed", file=sys.stderr)
     for path, message in report.errors:
         print(f"ferrum: skipped {path}: {message}", file=sys.stderr)
     return 1 if report.errors else 0

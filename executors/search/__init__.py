@@ -7,9 +7,17 @@
 
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import SUPPORTED_SUFFIXES, extract
+from .grouping import DocumentResult, Relevance, group_hits, relevance
 from .indexer import index_paths, index_text, index_transcript
 from .query import reciprocal_rank_fusion
 from .store import SearchStore
+from .transcripts import (
+    TRANSCRIPTS_COLLECTION,
+    prune_transcripts,
+    remove_transcripts,
+    transcript_record_id,
+    transcript_source,
+)
 from .types import (
     Chunk,
     ChunkOptions,
@@ -32,13 +40,16 @@ def search_text(store: SearchStore, embedder: Embedder, query: str, collection: 
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
+    "TRANSCRIPTS_COLLECTION",
     "Chunk",
     "ChunkOptions",
     "Collection",
     "DocKind",
     "Document",
+    "DocumentResult",
     "Embedder",
     "IndexReport",
+    "Relevance",
     "SearchHit",
     "SearchStore",
     "TimedText",
@@ -46,9 +57,15 @@ __all__ = [
     "chunk_segments",
     "chunk_text",
     "extract",
+    "group_hits",
     "index_paths",
     "index_text",
     "index_transcript",
+    "prune_transcripts",
     "reciprocal_rank_fusion",
+    "relevance",
+    "remove_transcripts",
     "search_text",
+    "transcript_record_id",
+    "transcript_source",
 ]
