@@ -52,6 +52,7 @@ class HostServices:
     async def delete_history(self, record_id) -> None:
         await self._io(lambda h: h.delete(record_id))
         self.historyChanged.emit()
+        await self.forget_transcripts([record_id])  # (issue 17) a deleted transcript is no longer found
 
     async def export(self, transcript, path, fmt: str) -> Path:
         from executors.transcripts.exporters import write_transcript
@@ -153,6 +154,21 @@ class HostServices:
                                            lambda e, s: index_transcript(s, e, record, collection="transcripts"))
         self.indexChanged.emit()
         return result
+
+    # ---- (issue 17) keeping the index's transcripts in step with the history -------------
+    async def forget_transcripts(self, record_ids, keep_only: bool = False) -> int:
+        """Drop the search entries of these history records (``keep_only``: of every record but these)."""
+        from executors.search import prune_transcripts, remove_transcripts
+
+        ids = list(record_ids)
+        try:
+            removed = await self._run(EMBEDDING, lambda: (prune_transcripts if keep_only else remove_transcripts)(
+                self._search_store(), ids))
+        except Exception as exc:
+            raise self._report(exc, "removing transcripts from the search index") from exc
+        if removed:
+            self.indexChanged.emit()
+        return removed
 
     # ---- playback ------------------------------------------------------------------------
     def play(self, audio_path: str, start: float = 0.0, end: float | None = None) -> asyncio.Future:
