@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -20,20 +21,20 @@ from PySide6.QtWidgets import (
 )
 
 from executors.core.errors import InvalidParameterError
+from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
 from ..widgets.actions import panel_action
-from ..widgets.history_list import HistoryList
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
 from ..widgets.transcribe_options import TranscribeOptionsBar
 from ..widgets.transcript_view import TranscriptView
+from .transcribe_export import ExportDialog
+from .transcribe_history import HistoryPane
 from .transcribe_queue import TranscriptionQueue
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
-EXPORT_FORMATS = {"txt": "Plain text (*.txt)", "srt": "SubRip subtitles (*.srt)",
-                  "vtt": "WebVTT subtitles (*.vtt)", "json": "JSON with segments (*.json)"}
 
 
 class TranscribePanel(QWidget):
@@ -73,12 +74,12 @@ class TranscribePanel(QWidget):
         top.addWidget(self.clear_button)
 
         self.jobs = JobList()
-        self.history = HistoryList()
+        self.history_pane = HistoryPane(self.host, lambda rid: rid in self.queue.active_records(), self)
+        self.history = self.history_pane.list
         queue_box = _group("Queue", self.jobs)
-        history_box = _group("History", self.history)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(queue_box)
-        left.addWidget(history_box)
+        left.addWidget(self.history_pane)
 
         self.title = QLabel()
         self.title.setStyleSheet("font-weight:600;")
@@ -95,6 +96,7 @@ class TranscribePanel(QWidget):
                                         self.view.play_selected)
         self.stop_action = panel_action(self, "Stop", "Ctrl+.", QStyle.StandardPixmap.SP_MediaStop,
                                         self.host.stop_playback)
+        self._build_edit_actions()
         view_bar = QHBoxLayout()
         view_bar.setSpacing(6)
         view_bar.addWidget(self.title, 1)
@@ -126,6 +128,32 @@ class TranscribePanel(QWidget):
         self._update_model_state(*self.host.model_state("whisper"))
         self._update_actions()
 
+    def _build_edit_actions(self) -> None:
+        """Undo/redo of segment edits and revert-to-recognised, scoped to this panel."""
+        stack = self.view.undo_stack
+        self.undo_action = stack.createUndoAction(self, "Undo")
+        self.redo_action = stack.createRedoAction(self, "Redo")
+        self.undo_action.setShortcuts(QKeySequence.StandardKey.Undo)
+        self.redo_action.setShortcuts(list(dict.fromkeys([*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo),
+                                                          QKeySequence("Ctrl+Shift+Z")])))
+        self.revert_action = panel_action(self, "Revert to recognised text", "Ctrl+Shift+R",
+                                          QStyle.StandardPixmap.SP_DialogResetButton, self.revert_selected)
+        for action in (self.undo_action, self.redo_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.addAction(action)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for action in (self.play_action, self.undo_action, self.redo_action, self.revert_action):
+            self.view.addAction(action)
+
+    def edit_actions(self) -> list:
+        """What the main window lists in its Edit menu for this panel."""
+        return [self.undo_action, self.redo_action, self.revert_action]
+
+    def revert_selected(self) -> None:
+        seg = self.view.selected_segment()
+        if seg is not None and self.view.is_edited(seg.id):
+            self.view.revert_segment(seg.id)
+
     def _set_title(self, text: str) -> None:
         self.title.setText(text)
         self.title.setToolTip(text)
@@ -140,7 +168,6 @@ class TranscribePanel(QWidget):
         return button
 
     def _connect(self) -> None:
-        self.host.historyChanged.connect(self._schedule_history_refresh)
         self.host.modelStateChanged.connect(self._on_model_state)
         q = self.queue
         q.jobQueued.connect(lambda job_id, path: self.jobs.add_job(job_id, path.name, str(path)))
@@ -151,16 +178,14 @@ class TranscribePanel(QWidget):
         q.jobEnded.connect(self._on_job_ended)
         self.jobs.cancelRequested.connect(self.cancel_job)
         self.jobs.jobActivated.connect(self._show_job)
-        self.history.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
-        self.history.deleteRequested.connect(lambda rid: self._tasks.spawn(self._delete_record(rid)))
-        self.history.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
+        self.history_pane.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
+        self.history_pane.recordDeleted.connect(self._on_record_deleted)
+        self.history_pane.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
+        self.history_pane.refreshed.connect(self.historyRefreshed)
         self.view.segmentEdited.connect(self._on_segment_edited)
+        self.view.itemSelectionChanged.connect(self._update_actions)
         self.view.playRequested.connect(self._on_play)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
-        self._history_timer = QTimer(self)
-        self._history_timer.setSingleShot(True)
-        self._history_timer.setInterval(100)
-        self._history_timer.timeout.connect(self.refresh_history)
 
     # --- queue ---------------------------------------------------------------------------
 
@@ -260,7 +285,7 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments)
+        self.view.set_segments(record.transcript.segments, getattr(record, "original_texts", None))
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
@@ -285,6 +310,7 @@ class TranscribePanel(QWidget):
         if self._record_id is not None:
             self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
+        self._update_actions()
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:
@@ -298,31 +324,28 @@ class TranscribePanel(QWidget):
         self.export_action.setEnabled(has_text)
         self.play_action.setEnabled(has_text and bool(self._audio_path))
         self.index_action.setEnabled(self._record_id is not None and self._shown_job is None)
+        selected = self.view.selected_segment()
+        self.revert_action.setEnabled(selected is not None and self.view.is_edited(selected.id))
 
     # --- export and index ------------------------------------------------------------------
 
-    def export_dialog(self) -> None:
-        transcript = self.current_transcript()
-        if transcript is None:
-            return
-        stem = Path(self._audio_path or "transcript").stem
-        path, chosen = QFileDialog.getSaveFileName(self, "Export transcript", f"{stem}.srt",
-                                                   ";;".join(EXPORT_FORMATS.values()), EXPORT_FORMATS["srt"])
-        if path:
-            fmt = next((f for f, flt in EXPORT_FORMATS.items() if flt == chosen), None)
-            self._tasks.spawn(self.export(path, fmt), "exporting the transcript")
+    def export_dialog(self) -> ExportDialog | None:
+        """Open the save dialog (window-modal, not blocking); the export runs when a name is chosen."""
+        if self.current_transcript() is None:
+            return None
+        dialog = ExportDialog(self, Path(self._audio_path or "transcript").stem, getattr(self.window(), "qsettings", None))
+        dialog.fileSelected.connect(lambda path: self._tasks.spawn(self.export(*dialog.target(path)),
+                                                                   "exporting the transcript"))
+        dialog.open()
+        return dialog
 
     async def export(self, path, fmt: str | None = None) -> Path:
-        """Write the shown transcript to ``path`` (format from ``fmt`` or the file extension)."""
+        """Write the shown transcript to ``path``: in the format of its extension when it has a known
+        one, else in ``fmt`` (default txt) with that extension added."""
         transcript = self.current_transcript()
         if transcript is None:
             raise InvalidParameterError("There is no transcript to export", "open or transcribe a file first")
-        path = Path(path)
-        fmt = (fmt or path.suffix.lstrip(".") or "txt").lower()
-        if fmt not in EXPORT_FORMATS:
-            raise InvalidParameterError(f"Cannot export as '{fmt}'", "use .txt, .srt, .vtt or .json")
-        if path.suffix.lower() != f".{fmt}":
-            path = path.with_name(path.name + f".{fmt}")
+        path, fmt = export_target(path, fmt)
         written = await self.host.export(transcript, path, fmt)
         self.status.setText(f"Exported to {written}")
         return written
@@ -338,19 +361,15 @@ class TranscribePanel(QWidget):
 
     # --- history ---------------------------------------------------------------------------
 
-    def _schedule_history_refresh(self) -> None:
-        self._history_timer.start()
+    @property
+    def delete_dialog(self):
+        """The open "Delete transcript?" question, if any."""
+        return self.history_pane.delete_dialog
 
     def refresh_history(self) -> None:
-        self._tasks.spawn(self._refresh_history(), "reading the history")
+        self.history_pane.refresh()
 
-    async def _refresh_history(self) -> None:
-        entries = await self.host.list_history()
-        self.history.set_entries(entries)
-        self.historyRefreshed.emit()
-
-    async def _delete_record(self, record_id: int) -> None:
-        await self.host.delete_history(record_id)
+    def _on_record_deleted(self, record_id: int) -> None:
         if record_id == self._record_id and self._shown_job is None:
             self._record_id = None
             self._transcript = None
@@ -376,7 +395,7 @@ class TranscribePanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop the queue and any pending panel work (the window is closing)."""
-        self._history_timer.stop()
+        self.history_pane.shutdown()
         self.queue.shutdown()
         self._tasks.cancel_all()
 

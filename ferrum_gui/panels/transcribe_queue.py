@@ -60,6 +60,10 @@ class TranscriptionQueue(QObject):
     def record_id(self, job_id: str) -> int | None:
         return self._records.get(job_id)
 
+    def active_records(self) -> set[int]:
+        """History records a running job is still writing."""
+        return {self._records[self._running]} if self._running in self._records else set()
+
     # --- control -------------------------------------------------------------------------
 
     def enqueue(self, paths, options: TranscribeOptions) -> list[str]:
