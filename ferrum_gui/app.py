@@ -20,6 +20,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ferrum-gui", description="Ferrum Desktop: local speech-to-text and search")
     parser.add_argument("files", nargs="*", type=Path, help="audio or video files to transcribe")
     parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
+    parser.add_argument("--new-instance", action="store_true",
+                        help="start another window even when Ferrum Desktop is already running")
     # for tests and benchmarks: quit once the window is shown / once FILES are transcribed
     parser.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--quit-when-idle", action="store_true", help=argparse.SUPPRESS)
@@ -27,17 +29,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def create_application(argv: list[str]):
-    """The QApplication with our identity, icon and theme (call once per process)."""
+    """The QApplication with our identity, icon and theme (the one chosen in View → Theme)."""
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from . import theme
+    from .window_menus import THEME_KEY
 
     app = QApplication.instance() or QApplication(argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setDesktopFileName(theme.APP_ID)
     app.setWindowIcon(theme.app_icon())
-    theme.apply_theme(app)
+    theme.apply_theme(app, str(QSettings().value(THEME_KEY, "system")))
     return app
 
 
@@ -47,18 +51,28 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtCore import QSettings, QTimer
 
+    from executors.core.logs import setup_file_logging
+
+    from .about import app_version
     from .api_server import start_api_server
     from .host import ExecutorHost
     from .main_window import MainWindow
     from .settings import HostSettings
+    from .single_instance import accept_hand_overs, hand_over
 
     app = create_application(sys.argv[:1])
+    if not (args.new_instance or args.quit_after_show or args.quit_when_idle) and hand_over(args.files):
+        print(f"Ferrum Desktop is already running: handed it {len(args.files)} file(s).")
+        return 0
+    setup_file_logging(APPLICATION, app_version())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     qsettings = QSettings()
     host = ExecutorHost(HostSettings.load(qsettings))
     window = MainWindow(host, qsettings)
     window.show()
+    if not (args.new_instance or args.quit_after_show or args.quit_when_idle):
+        accept_hand_overs(window)
     if args.panel and args.panel in window.panel_keys():
         window.show_panel(args.panel)
     shown_ms = (time.perf_counter() - started) * 1000
@@ -71,11 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     def begin() -> None:
         host.start()
         start_api_server(host, qsettings)  # when turned on in Preferences → API server
-        missing = [p for p in args.files if not p.exists()]
-        for path in missing:
-            window.notifications.notify(f"{path} does not exist", "check the path you passed to ferrum-gui",
-                                        "warning")
-        window.enqueue([p for p in args.files if p.exists()])
+        window.enqueue(args.files)  # the queue says which paths do not exist
         if args.quit_when_idle:
             asyncio.ensure_future(_quit_when_idle(app, host, window))
 

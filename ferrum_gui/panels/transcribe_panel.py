@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QSizePolicy,
     QSplitter,
     QStyle,
@@ -20,18 +20,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from executors.audio.files import select_media
 from executors.core.errors import InvalidParameterError
 from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
-from ..widgets.actions import panel_action
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
 from ..widgets.transcribe_options import TranscribeOptionsBar
 from ..widgets.transcript_view import TranscriptView
+from .transcribe_actions import build_transcript_actions
 from .transcribe_export import ExportDialog
 from .transcribe_history import HistoryPane
-from .transcribe_queue import TranscriptionQueue
+from .transcribe_queue import TranscriptionQueue, selection_notices
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
@@ -44,11 +45,11 @@ class TranscribePanel(QWidget):
     jobStateChanged = Signal(str, str)   # job_id, JobState value
     recordShown = Signal(int)            # record id now in the transcript view
     historyRefreshed = Signal()
+    noticeRequested = Signal(str, str, str, int)  # message, hint, level, timeout ms (0: stays): for the window
 
     def __init__(self, host, parent=None):
         super().__init__(parent)
         self.host = host
-        self.setAcceptDrops(True)
         self._tasks = TaskSet(host.failure.emit)
         self.queue = TranscriptionQueue(host, self)
         self._shown_job: str | None = None      # job whose live segments the view follows
@@ -64,7 +65,15 @@ class TranscribePanel(QWidget):
     def _build(self) -> None:
         self.options_bar = TranscribeOptionsBar(self.host.whisper_models(), self.host.settings.whisper_model)
         self.open_button = self._tool_button("Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
-                                             "Add audio or video files to the queue", self.open_files)
+                                             "Add audio or video files to the queue (the arrow: a whole folder)",
+                                             self.open_files)
+        self.open_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        menu = QMenu(self.open_button)
+        menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Open files…",
+                       self.open_files)
+        menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), "Open folder…",
+                       self.open_folder)
+        self.open_button.setMenu(menu)
         self.clear_button = self._tool_button("Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
                                               "Remove finished jobs from the queue", self._clear_finished)
         top = QHBoxLayout()
@@ -88,15 +97,7 @@ class TranscribePanel(QWidget):
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TranscriptView()
         self._set_title("No transcript open")
-        self.export_action = panel_action(self, "Export…", "Ctrl+E", QStyle.StandardPixmap.SP_DialogSaveButton,
-                                          self.export_dialog)
-        self.index_action = panel_action(self, "Add to search", "Ctrl+Shift+I", QStyle.StandardPixmap.SP_FileDialogContentsView,
-                                         lambda: self._tasks.spawn(self.send_to_index(), "indexing the transcript"))
-        self.play_action = panel_action(self, "Play segment", "Ctrl+P", QStyle.StandardPixmap.SP_MediaPlay,
-                                        self.view.play_selected)
-        self.stop_action = panel_action(self, "Stop", "Ctrl+.", QStyle.StandardPixmap.SP_MediaStop,
-                                        self.host.stop_playback)
-        self._build_edit_actions()
+        build_transcript_actions(self)
         view_bar = QHBoxLayout()
         view_bar.setSpacing(6)
         view_bar.addWidget(self.title, 1)
@@ -128,31 +129,9 @@ class TranscribePanel(QWidget):
         self._update_model_state(*self.host.model_state("whisper"))
         self._update_actions()
 
-    def _build_edit_actions(self) -> None:
-        """Undo/redo of segment edits and revert-to-recognised, scoped to this panel."""
-        stack = self.view.undo_stack
-        self.undo_action = stack.createUndoAction(self, "Undo")
-        self.redo_action = stack.createRedoAction(self, "Redo")
-        self.undo_action.setShortcuts(QKeySequence.StandardKey.Undo)
-        self.redo_action.setShortcuts(list(dict.fromkeys([*QKeySequence.keyBindings(QKeySequence.StandardKey.Redo),
-                                                          QKeySequence("Ctrl+Shift+Z")])))
-        self.revert_action = panel_action(self, "Revert to recognised text", "Ctrl+Shift+R",
-                                          QStyle.StandardPixmap.SP_DialogResetButton, self.revert_selected)
-        for action in (self.undo_action, self.redo_action):
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            self.addAction(action)
-        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        for action in (self.play_action, self.undo_action, self.redo_action, self.revert_action):
-            self.view.addAction(action)
-
     def edit_actions(self) -> list:
         """What the main window lists in its Edit menu for this panel."""
         return [self.undo_action, self.redo_action, self.revert_action]
-
-    def revert_selected(self) -> None:
-        seg = self.view.selected_segment()
-        if seg is not None and self.view.is_edited(seg.id):
-            self.view.revert_segment(seg.id)
 
     def _set_title(self, text: str) -> None:
         self.title.setText(text)
@@ -190,13 +169,26 @@ class TranscribePanel(QWidget):
     # --- queue ---------------------------------------------------------------------------
 
     def enqueue(self, paths) -> list[str]:
-        """Queue files for transcription with the current options; returns their job ids."""
-        return self.queue.enqueue(paths, self.options_bar.options())
+        """Queue files for transcription with the current options; folders give their audio and video
+        files (subfolders too), and what was skipped is told. Returns the job ids."""
+        chosen = select_media(paths)
+        ids = self.queue.enqueue(chosen.files, self.options_bar.options()) if chosen.files else []
+        self._tell_selection(chosen)
+        return ids
+
+    def _tell_selection(self, chosen) -> None:
+        for message, hint, level, timeout_ms in selection_notices(chosen):
+            self.noticeRequested.emit(message, hint, level, timeout_ms)
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
         if paths:
             self.enqueue(paths)
+
+    def open_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Transcribe every audio and video file of a folder")
+        if folder:
+            self.enqueue([folder])
 
     def cancel_job(self, job_id: str) -> None:
         if self.queue.cancel(job_id) and job_id == self.queue.running_job:
@@ -314,7 +306,7 @@ class TranscribePanel(QWidget):
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:
-            self.host.play(self._audio_path, start, end)
+            self.playback.play(self._audio_path, start, end)
         else:
             self.host.failure.emit(InvalidParameterError(
                 "This transcript has no audio to play", "dictation sessions keep audio only when recording is on"))
@@ -323,7 +315,7 @@ class TranscribePanel(QWidget):
         has_text = self.view.rowCount() > 0
         self.export_action.setEnabled(has_text)
         self.play_action.setEnabled(has_text and bool(self._audio_path))
-        self.index_action.setEnabled(self._record_id is not None and self._shown_job is None)
+        self.index_action.setEnabled(has_text and self._record_id is not None and self._shown_job is None)
         selected = self.view.selected_segment()
         self.revert_action.setEnabled(selected is not None and self.view.is_edited(selected.id))
 
@@ -377,18 +369,6 @@ class TranscribePanel(QWidget):
             self._set_title("No transcript open")
             self._update_actions()
 
-    # --- drag and drop ---------------------------------------------------------------------
-
-    def dragEnterEvent(self, event):
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event):
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if paths:
-            self.enqueue(paths)
-            event.acceptProposedAction()
-
     def closeEvent(self, event):
         self.shutdown()
         super().closeEvent(event)
@@ -396,6 +376,7 @@ class TranscribePanel(QWidget):
     def shutdown(self) -> None:
         """Stop the queue and any pending panel work (the window is closing)."""
         self.history_pane.shutdown()
+        self.playback.shutdown()
         self.queue.shutdown()
         self._tasks.cancel_all()
 

@@ -9,7 +9,7 @@ scroll bar appearing or going), and a resize then must only touch cards that exi
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from executors.search.grouping import DocumentResult, group_hits
-
 from .. import theme
 from .elided_label import ElidedLabel
 from .highlight import format_clock, highlight_html, query_terms
 from .placeholder import PlaceholderMixin
+
+if TYPE_CHECKING:  # executors.search imports torch: not before the window is up
+    from executors.search.grouping import DocumentResult
 
 SNIPPET_CHARS = 320
 MORE_CHARS = 160
@@ -146,6 +147,8 @@ class ResultList(PlaceholderMixin, QListWidget):
     def set_results(self, hits: list[Any], query: str = "", empty_text: str | None = None,
                     limit: int | None = None) -> None:
         """Show ``hits`` grouped per document (at most ``limit`` documents)."""
+        from executors.search.grouping import group_hits
+
         self.set_documents(group_hits(list(hits), limit), query, empty_text)
 
     def set_documents(self, results: list[DocumentResult], query: str = "", empty_text: str | None = None) -> None:
