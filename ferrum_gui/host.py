@@ -171,19 +171,44 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     async def _load(self, name: str, state: str) -> jobs.LoadedModel:
         ref = self._settings.whisper_model if name == WHISPER else self._settings.embedding_model
         self._set_state(name, state, f"Loading {ref} (device: {self._settings.device})…")
-        old, self._models[name] = self._models[name], None
+        old, unloaded = self._models[name], False
         loader = jobs.load_whisper if name == WHISPER else jobs.load_embedding
         try:
+            if old is not None:  # (issue 17) a model that cannot be found never replaces a working one
+                await self._run(name, jobs.check_model, name, self._settings)
+            self._models[name] = None
             if old is not None:
                 await self._run(name, jobs.shutdown_executor, old.executor)
+                unloaded = True
             model = await self._run(name, loader, self._settings)
         except Exception as exc:
             err = self._report(exc, f"loading the {name} model")
+            if old is not None:
+                return await self._keep_previous(name, old, unloaded, err)
             self._set_state(name, "error", err.message)
             raise err from exc
         self._models[name] = model
         self._set_state(name, "ready", f"{model.model_id} on {model.device} ({model.dtype}), "
                                        f"loaded in {model.load_seconds:.1f} s")
+        self.poll()
+        return model
+
+    async def _keep_previous(self, name: str, old: jobs.LoadedModel, unloaded: bool, err) -> jobs.LoadedModel:
+        """(issue 17) The new model failed: go back to the one that worked (loading it again when it was
+        unloaded already) and to its setting, so the app keeps working and the bad choice is not kept."""
+        field = "whisper_model" if name == WHISPER else "embedding_model"
+        self._settings = self._settings.with_changes(**{field: old.ref or getattr(self._settings, field)})
+        model = old
+        if unloaded:
+            try:
+                model = await self._run(name, jobs.load_whisper if name == WHISPER else jobs.load_embedding,
+                                        self._settings)
+            except Exception as exc:
+                again = self._report(exc, f"loading the {name} model again")
+                self._set_state(name, "error", again.message)
+                raise again from exc
+        self._models[name] = model
+        self._set_state(name, "ready", f"{model.model_id} kept: {err.message}")
         self.poll()
         return model
 

@@ -55,6 +55,7 @@ class LoadedModel:
     device: str
     dtype: str
     load_seconds: float
+    ref: str = ""              # what the settings named (bundled name or folder)
 
 
 def load_whisper(settings: HostSettings) -> LoadedModel:
@@ -71,7 +72,7 @@ def load_whisper(settings: HostSettings) -> LoadedModel:
                                                       model_id=resolved.model_id)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a FerrumError for the UI
         raise _load_error(exc, "Whisper", settings.whisper_model) from exc
-    return _loaded(executor, resolved, start)
+    return _loaded(executor, resolved, start, settings.whisper_model)
 
 
 def load_embedding(settings: HostSettings) -> LoadedModel:
@@ -87,13 +88,26 @@ def load_embedding(settings: HostSettings) -> LoadedModel:
                                               threads=settings.threads or None, model_id=resolved.model_id)
     except Exception as exc:  # noqa: BLE001
         raise _load_error(exc, "embedding", settings.embedding_model) from exc
-    return _loaded(executor, resolved, start)
+    return _loaded(executor, resolved, start, settings.embedding_model)
 
 
-def _loaded(executor, resolved, start: float) -> LoadedModel:
+def _loaded(executor, resolved, start: float, ref: str) -> LoadedModel:
     info = executor.info()
     return LoadedModel(executor, getattr(executor, "model_id", resolved.model_id), str(resolved.source),
-                       info.device, info.dtype, time.perf_counter() - start)
+                       info.device, info.dtype, time.perf_counter() - start, ref)
+
+
+def check_model(name: str, settings: HostSettings) -> None:
+    """Fail (FerrumError) when the model ``settings`` names for executor ``name`` cannot be found or
+    read, before the working model is unloaded for it."""
+    ref = settings.whisper_model if name == WHISPER else settings.embedding_model
+    try:
+        with _LOAD_LOCK:
+            from executors.models.store import resolve_model
+
+            resolve_model(ref, kind="whisper" if name == WHISPER else "embedding")
+    except Exception as exc:  # noqa: BLE001
+        raise _load_error(exc, "Whisper" if name == WHISPER else "embedding", ref) from exc
 
 
 def _load_error(exc: Exception, what: str, ref: str) -> FerrumError:

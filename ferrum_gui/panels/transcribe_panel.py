@@ -51,6 +51,7 @@ class TranscribePanel(QWidget):
         super().__init__(parent)
         self.host = host
         self._tasks = TaskSet(host.failure.emit)
+        self._settings = getattr(parent, "qsettings", None)  # the window's QSettings (none in some tests)
         self.queue = TranscriptionQueue(host, self)
         self._shown_job: str | None = None      # job whose live segments the view follows
         self._record_id: int | None = None      # history record shown in the view
@@ -64,6 +65,8 @@ class TranscribePanel(QWidget):
 
     def _build(self) -> None:
         self.options_bar = TranscribeOptionsBar(self.host.whisper_models(), self.host.settings.whisper_model)
+        if self._settings is not None:
+            self.options_bar.restore(self._settings)
         self.open_button = self._tool_button("Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
                                              "Add audio or video files to the queue (the arrow: a whole folder)",
                                              self.open_files)
@@ -165,6 +168,7 @@ class TranscribePanel(QWidget):
         self.view.itemSelectionChanged.connect(self._update_actions)
         self.view.playRequested.connect(self._on_play)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
+        self.options_bar.changed.connect(self._save_options)
 
     # --- queue ---------------------------------------------------------------------------
 
@@ -240,13 +244,20 @@ class TranscribePanel(QWidget):
         text = {"loading": f"Loading the speech model… {message}", "reloading": f"Reloading… {message}",
                 "error": f"The speech model is not available: {message}"}.get(state, "")
         self.status.setText(text)
-        if state == "ready":
-            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model)
+        if state == "ready":  # what the loaded model can do decides Language and Task
+            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model,
+                                        getattr(self.host.whisper, "is_multilingual", None))
 
     async def _switch_model(self, ref: str) -> None:
         if ref == self.host.settings.whisper_model:
             return
         await self.host.reload(self.host.settings.with_changes(whisper_model=ref))
+        if self._settings is not None:  # what is in effect now (a model that failed was not kept)
+            self.host.settings.save(self._settings)
+
+    def _save_options(self) -> None:
+        if self._settings is not None:
+            self.options_bar.save(self._settings)
 
     # --- the transcript view ---------------------------------------------------------------
 

@@ -1,8 +1,15 @@
-"""The per-job options row of the Transcribe panel: model, language, task, word timestamps."""
+"""The per-job options row of the Transcribe panel: model, language, task, word timestamps.
+
+Choices are remembered (``save``/``restore`` with a QSettings); a new option is one more entry in
+``_persisted()`` and one more widget in the row. Language and Task follow what the loaded model
+can do: an English-only model (bundled or imported from a folder) fixes them to English/Transcribe.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QWidget
 
 from executors.whisper.options import TranscribeOptions
@@ -13,16 +20,25 @@ LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("Frenc
              ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
              ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
 TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
+_GROUP = "transcribe/options"
 
 
 def is_english_only(model_ref: str) -> bool:
+    """A guess from the name, for before the model is loaded (the loaded model knows for sure)."""
     return model_ref.lower().rstrip("/").endswith(".en")
+
+
+def model_label(ref: str) -> str:
+    """A short name for the model box: a bundled name as it is, a folder by its own name."""
+    path = Path(ref).expanduser()
+    return f"{path.name} (folder)" if path.is_absolute() or "/" in ref or "\\" in ref else ref
 
 
 class TranscribeOptionsBar(QWidget):
     """``modelChosen(ref)`` when the user picks another Whisper model."""
 
     modelChosen = Signal(str)
+    changed = Signal()  # a remembered option changed (save it)
 
     def __init__(self, models: list[str], current_model: str, parent=None):
         super().__init__(parent)
@@ -30,16 +46,16 @@ class TranscribeOptionsBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(8)
         self.model = QComboBox()
-        self.model.setToolTip("Whisper model used for new jobs (reloads the model)")
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.model.setMinimumContentsLength(14)
         self.language = QComboBox()
-        self.language.setEditable(False)
         for name, code in LANGUAGES:
             self.language.addItem(name, code)
         self.task = QComboBox()
         for name, code in TASKS:
             self.task.addItem(name, code)
         self.word_timestamps = QCheckBox("Word timestamps")
-        self.word_timestamps.setToolTip("Time every word (slower)")
+        self.word_timestamps.setToolTip("Time every word (slower); the times show next to each segment")
         for label, widget in (("Model", self.model), ("Language", self.language), ("Task", self.task)):
             caption = QLabel(label)
             caption.setBuddy(widget)
@@ -47,28 +63,77 @@ class TranscribeOptionsBar(QWidget):
             layout.addWidget(widget)
         layout.addWidget(self.word_timestamps)
         layout.addStretch(1)
+        self._multilingual: bool | None = None
         self.set_models(models, current_model)
-        self.model.activated.connect(lambda _i: self.modelChosen.emit(self.model.currentText()))
+        self.model.activated.connect(lambda i: self.modelChosen.emit(self.model.itemData(i)))
+        self.model.currentIndexChanged.connect(lambda _i: self.model.setToolTip(self._model_tip()))
+        for signal in (self.language.currentIndexChanged, self.task.currentIndexChanged, self.word_timestamps.toggled):
+            signal.connect(lambda *_: self.changed.emit())
 
-    def set_models(self, models: list[str], current: str) -> None:
+    # --- models --------------------------------------------------------------------------
+
+    def set_models(self, models: list[str], current: str, multilingual: bool | None = None) -> None:
+        """Offer ``models`` with ``current`` selected; ``multilingual``: what the loaded model says
+        (None: guess from the name)."""
         self.model.blockSignals(True)
         self.model.clear()
-        self.model.addItems(list(dict.fromkeys([current, *models])))
-        self.model.setCurrentText(current)
+        for ref in dict.fromkeys([current, *models]):
+            self.model.addItem(model_label(ref), ref)
+            self.model.setItemData(self.model.count() - 1, ref, Qt.ItemDataRole.ToolTipRole)  # the full path
+        self.model.setCurrentIndex(0)
         self.model.blockSignals(False)
+        self.model.setToolTip(self._model_tip())
+        self._multilingual = multilingual
         self._apply_model_limits(current)
 
+    def current_model(self) -> str:
+        return self.model.currentData()
+
+    def _model_tip(self) -> str:
+        ref = self.model.currentData() or ""
+        return f"Whisper model for new jobs: {ref}\n(choosing another reloads the model)"
+
     def _apply_model_limits(self, model_ref: str) -> None:
-        english_only = is_english_only(model_ref)
+        english_only = (not self._multilingual) if self._multilingual is not None else is_english_only(model_ref)
         if english_only:
             self.language.setCurrentIndex(self.language.findData("en"))
             self.task.setCurrentIndex(0)
         self.language.setEnabled(not english_only)
         self.task.setEnabled(not english_only)
-        tip = "English-only model" if english_only else ""
+        tip = "This model understands English only" if english_only else ""
         self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
         self.task.setToolTip(tip or "Translate speech in any language into English text")
+
+    # --- options -------------------------------------------------------------------------
 
     def options(self) -> TranscribeOptions:
         return TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
                                  word_timestamps=self.word_timestamps.isChecked())
+
+    def _persisted(self) -> dict:
+        """key → (read the widget, set the widget) for every remembered option."""
+        return {"language": (self.language.currentData, lambda v: _select(self.language, v)),
+                "task": (self.task.currentData, lambda v: _select(self.task, v)),
+                "word_timestamps": (self.word_timestamps.isChecked,
+                                    lambda v: self.word_timestamps.setChecked(str(v).lower() in ("true", "1")))}
+
+    def save(self, settings: QSettings) -> None:
+        for key, (read, _write) in self._persisted().items():
+            value = read()
+            settings.setValue(f"{_GROUP}/{key}", "" if value is None else value)
+
+    def restore(self, settings: QSettings) -> None:
+        """Set the options saved last time; a model's limits (English only) still win."""
+        for key, (_read, write) in self._persisted().items():
+            if settings.contains(f"{_GROUP}/{key}"):
+                write(settings.value(f"{_GROUP}/{key}"))
+        self._apply_model_limits(self.current_model() or "")
+
+
+def _select(combo: QComboBox, value) -> None:
+    """Select the item whose data is ``value`` ("" stands for None, e.g. auto-detect)."""
+    wanted = value or None
+    for i in range(combo.count()):
+        if combo.itemData(i) == wanted:
+            combo.setCurrentIndex(i)
+            return
