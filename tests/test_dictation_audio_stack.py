@@ -67,6 +67,50 @@ def test_pulse_device_is_listed(pulse):
     assert find_input_device("pulse").name == "pulse"
 
 
+def _peak_while_playing(pulse, device) -> float:
+    """The loudest sample captured from ``device`` while the dev clip plays into the null sink."""
+    import numpy as np
+
+    from executors.dictation import MicrophoneSource
+
+    source = MicrophoneSource(device)
+    ring = source.ring_for(30.0)
+    source.start(ring)
+    try:
+        played = pulse.play(DEV_CLIP)
+        assert played.returncode == 0, played.stderr
+    finally:
+        source.stop()
+    frames, _ = ring.get()
+    return float(np.abs(frames).max()) if frames.size else 0.0
+
+
+def test_pulse_sources_are_listed_by_name_and_record_what_they_name(pulse):
+    """Each PulseAudio source is an input of its own (not only "pulse"/"default"), and choosing one
+    records from it even when the server's default source is another."""
+    import subprocess
+
+    from executors.dictation import list_input_devices
+
+    other = subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=ferrum_quiet",
+                            "sink_properties=device.description=Quiet"], env=pulse.env, capture_output=True,
+                           text=True, timeout=20)
+    assert other.returncode == 0, other.stderr
+    subprocess.run(["pactl", "set-default-source", "ferrum_quiet.monitor"], env=pulse.env, check=True, timeout=20)
+    try:
+        devices = list_input_devices()
+        named = {d.pulse_source: d for d in devices if d.pulse_source}
+        assert {"ferrum_null.monitor", "ferrum_quiet.monitor"} <= set(named), [d.name for d in devices]
+        assert named["ferrum_null.monitor"].name == "Monitor of Null Output"
+        assert named["ferrum_quiet.monitor"].is_default and devices[0].pulse_source == "ferrum_quiet.monitor"
+        assert sum(d.is_default for d in devices) == 1
+        assert _peak_while_playing(pulse, named["ferrum_null.monitor"]) > 0.05  # the chosen source
+        assert _peak_while_playing(pulse, "pulse") < 0.01  # the default (quiet) one hears nothing
+    finally:
+        subprocess.run(["pactl", "set-default-source", "ferrum_null.monitor"], env=pulse.env, timeout=20)
+        subprocess.run(["pactl", "unload-module", other.stdout.strip()], env=pulse.env, timeout=20)
+
+
 def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_path):
     import soundfile as sf
 

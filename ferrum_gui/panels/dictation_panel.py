@@ -27,6 +27,7 @@ from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet
 
 START_SHORTCUT = "Ctrl+D"
+_DEVICE_KEY = "dictation/input"
 
 
 class DictationPanel(QWidget):
@@ -44,10 +45,17 @@ class DictationPanel(QWidget):
         self.record_path: Path | None = None
         self._duration = 0.0
         self._held = False
+        self._settings = getattr(parent, "qsettings", None)  # remembers the chosen input
+        self._devices: dict[str, object] = {}   # combo key -> InputDevice
+        self._rendering = False
+        self._saved_as: tuple | None = None     # the utterances last saved (Save is off until they change)
 
         self.device = QComboBox()
         self.device.setToolTip("Audio input used for dictation")
         self.device.setMinimumWidth(220)
+        self.device.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.device.setMinimumContentsLength(18)
+        self.device.activated.connect(self._remember_device)
         refresh = QToolButton()
         refresh.setText("↻")
         refresh.setToolTip("Look for audio inputs again")
@@ -70,7 +78,9 @@ class DictationPanel(QWidget):
         top.addWidget(self.hold_button)
 
         self.view = QTextBrowser()
-        self.view.setPlaceholderText(f"Press Start ({START_SHORTCUT}) or hold “Hold to talk” and speak.")
+        self.view.setPlaceholderText(f"Press Start ({START_SHORTCUT}) or hold “Hold to talk” and speak. "
+                                     "When you stop, you can correct the text here before saving it.")
+        self.view.textChanged.connect(self._on_text_edited)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -111,10 +121,14 @@ class DictationPanel(QWidget):
             self.show_message(str(exc))
             exc._ferrum_reported = True
         self.device.clear()
+        self._devices = {d.key: d for d in devices}
+        saved = str(self._settings.value(_DEVICE_KEY, "")) if self._settings is not None else ""
         for d in devices:
-            self.device.addItem(f"{d.name}{'  (default)' if d.is_default else ''}", d.index)
-            if d.is_default:
-                self.device.setCurrentIndex(self.device.count() - 1)
+            self.device.addItem(f"{d.name}{'  (default)' if d.is_default else ''}", d.key)
+            self.device.setItemData(self.device.count() - 1, f"{d.name} — {d.hostapi}", Qt.ItemDataRole.ToolTipRole)
+        chosen = saved if saved in self._devices else next((d.key for d in devices if d.is_default), None)
+        if chosen is not None:
+            self.device.setCurrentIndex(self.device.findData(chosen))  # the input chosen last time, if still there
         if devices:
             self.show_message("")
         elif not self.message.text():
@@ -166,7 +180,7 @@ class DictationPanel(QWidget):
                     await self._load_devices()
                 if self.device.count() == 0:
                     raise_no_device()
-                source = MicrophoneSource(self.device.currentData())
+                source = MicrophoneSource(self._devices[self.device.currentData()])
             folder = data_dir() / "dictation"
             folder.mkdir(parents=True, exist_ok=True)
             self.record_path = folder / f"dictation-{time.strftime('%Y%m%d-%H%M%S')}.flac"
@@ -217,9 +231,27 @@ class DictationPanel(QWidget):
         body = html.escape(self.committed_text(with_breaks=True)).replace("\n", "<br>")
         if self.tentative:
             body += f' <span style="color:{grey}">{html.escape(self.tentative)}</span>'
-        self.view.setHtml(body)
+        self._rendering = True
+        try:
+            self.view.setHtml(body)
+        finally:
+            self._rendering = False
         self.view.verticalScrollBar().setValue(self.view.verticalScrollBar().maximum())
         self._update_buttons()
+
+    def _on_text_edited(self) -> None:
+        """The user corrected the text (only possible between sessions): it is what Copy and Save take."""
+        if self._rendering or self.state != "idle" or not self.utterances:
+            return
+        from executors.dictation import apply_text_edits
+
+        self.utterances = apply_text_edits(self.utterances, self.view.toPlainText())
+        self.committed = [piece for _, _, text in self.utterances for piece in (text, "\n")]
+        self._update_buttons()
+
+    def _remember_device(self, _index: int = 0) -> None:
+        if self._settings is not None and self.device.currentData():
+            self._settings.setValue(_DEVICE_KEY, self.device.currentData())
 
     def _show_latency(self) -> None:
         last = self.latencies[-1] * 1000
@@ -255,9 +287,12 @@ class DictationPanel(QWidget):
             self.show_message("Nothing to save yet: dictate something first.")
             return None
         model = getattr(self.host.whisper, "model_id", "")
+        saving = tuple(self.utterances)
         transcript = session_transcript(self.utterances, self._duration, model_id=model)
-        record_id = await self.host.save_dictation(self.record_path, transcript)
-        self.show_message("Saved to the transcript history.")
+        record_id = await self.host.save_dictation(self.record_path, transcript)  # same session: same entry
+        self._saved_as = saving
+        self.show_message("Saved to the transcript history. Saving again after changes updates that entry.")
+        self._update_buttons()
         return record_id
 
     # ---- state ------------------------------------------------------------------------------
@@ -275,7 +310,9 @@ class DictationPanel(QWidget):
         self.start_button.setChecked(running)
         self.start_button.setText("Stop" if running else "Start")
         self.device.setEnabled(not running)
-        self.save_button.setEnabled(not running and bool(self.utterances))
+        self.view.setReadOnly(running)  # corrections between sessions
+        unsaved = bool(self.utterances) and tuple(self.utterances) != self._saved_as
+        self.save_button.setEnabled(not running and unsaved)
         self.copy_button.setEnabled(bool(self.committed))
 
     def shutdown(self) -> None:

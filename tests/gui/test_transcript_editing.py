@@ -177,3 +177,22 @@ def test_export_writes_the_format_of_the_typed_extension(main_window, record_id,
     assert seen and "srt" in seen[0].lower()  # the SRT filter was the selected one
     assert sorted(p.name for p in folder.iterdir()) == [written]
     assert (folder / written).read_text(encoding="utf-8").lstrip().startswith(first_line)
+
+
+def test_word_timestamps_show_beside_each_segment(main_window, speech_dir, tmp_path, wait_until):
+    import re
+    import shutil
+
+    panel = main_window.show_panel("transcribe")
+    QTest.mouseClick(panel.options_bar.word_timestamps, Qt.MouseButton.LeftButton)
+    assert panel.options_bar.word_timestamps.isChecked()
+    clip = tmp_path / "cards.flac"
+    shutil.copy(speech_dir / "pocketsphinx/cards_001.flac", clip)
+    shown: list[int] = []
+    panel.recordShown.connect(shown.append)
+    [job] = panel.enqueue([clip])
+    wait_until(lambda: shown and panel.jobs.state(job).finished, timeout=300)
+    assert panel.view.shows_word_timings()
+    words = panel.view.words_text(0)
+    assert re.match(r"^\S+ \d+:\d\d\.\d(  ·  \S+ \d+:\d\d\.\d)+$", words), words
+    assert panel.view.segment_text(0).split()[0].strip(",.").lower() in words.lower()
