@@ -93,7 +93,7 @@ def test_pulse_sources_are_listed_by_name_and_record_what_they_name(pulse):
     from executors.dictation import list_input_devices
 
     other = subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=ferrum_quiet",
-                            "sink_properties=device.description=Quiet"], env=pulse.env, capture_output=True,
+                            "sink_properties=device.description=Quiet"], env=pulse.env, capture_output=True, check=False,
                            text=True, timeout=20)
     assert other.returncode == 0, other.stderr
     subprocess.run(["pactl", "set-default-source", "ferrum_quiet.monitor"], env=pulse.env, check=True, timeout=20)
@@ -107,8 +107,8 @@ def test_pulse_sources_are_listed_by_name_and_record_what_they_name(pulse):
         assert _peak_while_playing(pulse, named["ferrum_null.monitor"]) > 0.05  # the chosen source
         assert _peak_while_playing(pulse, "pulse") < 0.01  # the default (quiet) one hears nothing
     finally:
-        subprocess.run(["pactl", "set-default-source", "ferrum_null.monitor"], env=pulse.env, timeout=20)
-        subprocess.run(["pactl", "unload-module", other.stdout.strip()], env=pulse.env, timeout=20)
+        subprocess.run(["pactl", "set-default-source", "ferrum_null.monitor"], env=pulse.env, timeout=20, check=False)
+        subprocess.run(["pactl", "unload-module", other.stdout.strip()], env=pulse.env, timeout=20, check=False)
 
 
 def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_path):
