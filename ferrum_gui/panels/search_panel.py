@@ -83,6 +83,8 @@ class SearchPanel(QWidget):
         self.sources.addItem(transcripts)
         self.add_files_action = panel_action(self, "Add files…", "Ctrl+Shift+O", S.SP_FileIcon, self._choose_files)
         self.add_folder_action = panel_action(self, "Add folder…", "Ctrl+Shift+D", S.SP_DirIcon, self._choose_folder)
+        self.add_files_action.setIconText("Files…")  # the buttons' words; the tooltips say "Add files…"
+        self.add_folder_action.setIconText("Folder…")
         self.remove_action = panel_action(self, "Remove", "Del", S.SP_TrashIcon, self.remove_selected_source)
         self.reindex_action = panel_action(self, "Re-index", "Ctrl+R", S.SP_BrowserReload,
                                            lambda: self._tasks.spawn(self.reindex(), "re-indexing"))
@@ -114,6 +116,8 @@ class SearchPanel(QWidget):
         self.query = QLineEdit()
         self.query.setPlaceholderText("Search files and transcripts…  (Ctrl+F)")
         self.query.setClearButtonEnabled(True)
+        # never "S…": the box keeps room for a few words (the placeholder's first three)
+        self.query.setMinimumWidth(self.query.fontMetrics().horizontalAdvance("Search files and transcripts") + 56)
         self.query.addAction(self.style().standardIcon(S.SP_FileDialogContentsView),
                              QLineEdit.ActionPosition.LeadingPosition)
         self.hybrid = QCheckBox("Hybrid")

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
-    QSizePolicy,
     QSplitter,
     QStyle,
     QToolButton,
@@ -25,6 +24,7 @@ from executors.core.errors import InvalidParameterError
 from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
+from ..widgets.elided_label import ElidedLabel
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
 from ..widgets.transcribe_options import TranscribeOptionsBar
@@ -79,39 +79,39 @@ class TranscribePanel(QWidget):
         self.open_button.setMenu(menu)
         self.clear_button = self._tool_button("Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
                                               "Remove finished jobs from the queue", self._clear_finished)
+        self.clear_button.setAutoRaise(True)
         top = QHBoxLayout()
         top.setSpacing(8)
         top.addWidget(self.open_button)
         top.addWidget(self.options_bar, 1)
-        top.addWidget(self.clear_button)
 
         self.jobs = JobList()
         self.history_pane = HistoryPane(self.host, lambda rid: rid in self.queue.active_records(), self)
         self.history = self.history_pane.list
         queue_box = _group("Queue", self.jobs)
+        queue_box.layout().addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignRight)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(queue_box)
         left.addWidget(self.history_pane)
 
-        self.title = QLabel()
+        # A long file name must not push the queue narrower: the title gives way ("…", full name in its tooltip).
+        self.title = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
         self.title.setStyleSheet("font-weight:600;")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # A long file name must not push the queue narrower: the title gives way (full name in its tooltip).
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TranscriptView()
         self._set_title("No transcript open")
         build_transcript_actions(self)
         view_bar = QHBoxLayout()
         view_bar.setSpacing(6)
-        view_bar.addWidget(self.title, 1)
         for action in (self.play_action, self.stop_action, self.index_action, self.export_action):
             button = QToolButton()
             button.setDefaultAction(action)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             view_bar.addWidget(button)
+        view_bar.addStretch(1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.title)  # a line of its own: the buttons beside it left it no room
         right_layout.addLayout(view_bar)
         right_layout.addWidget(self.view, 1)
 
@@ -138,7 +138,6 @@ class TranscribePanel(QWidget):
 
     def _set_title(self, text: str) -> None:
         self.title.setText(text)
-        self.title.setToolTip(text)
 
     def _tool_button(self, text, icon, tip, slot) -> QToolButton:
         button = QToolButton()

@@ -18,7 +18,8 @@ class ElidedLabel(QLabel):
         self._full = ""
         self._mode = mode
         self._tooltip = tooltip
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Preferred: it shrinks down to minimumSizeHint() (a few characters), never to nothing
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setText(text)
 
     def setText(self, text: str) -> None:

@@ -19,7 +19,7 @@ LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("Frenc
              ("Spanish", "es"), ("Italian", "it"), ("Portuguese", "pt"), ("Dutch", "nl"),
              ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
              ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
-TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
+TASKS = [("Transcribe", "transcribe"), ("Translate", "translate")]  # Translate: into English (tooltip)
 _GROUP = "transcribe/options"
 
 
@@ -28,10 +28,18 @@ def is_english_only(model_ref: str) -> bool:
     return model_ref.lower().rstrip("/").endswith(".en")
 
 
+MODEL_LABEL_CHARS = 24
+
+
 def model_label(ref: str) -> str:
-    """A short name for the model box: a bundled name as it is, a folder by its own name."""
+    """A short name for the model box: a bundled name as it is, a folder by its own name (a long one
+    shortened in the middle; the full path is the item's tooltip)."""
     path = Path(ref).expanduser()
-    return f"{path.name} (folder)" if path.is_absolute() or "/" in ref or "\\" in ref else ref
+    name = path.name if path.is_absolute() or "/" in ref or "\\" in ref else ref
+    if len(name) > MODEL_LABEL_CHARS:
+        half = (MODEL_LABEL_CHARS - 1) // 2
+        name = f"{name[:half]}…{name[-half:]}"
+    return f"{name} (folder)" if name != ref else name
 
 
 class TranscribeOptionsBar(QWidget):
@@ -46,8 +54,7 @@ class TranscribeOptionsBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(8)
         self.model = QComboBox()
-        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.model.setMinimumContentsLength(14)
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # labels are short
         self.language = QComboBox()
         for name, code in LANGUAGES:
             self.language.addItem(name, code)
@@ -102,7 +109,7 @@ class TranscribeOptionsBar(QWidget):
         self.task.setEnabled(not english_only)
         tip = "This model understands English only" if english_only else ""
         self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
-        self.task.setToolTip(tip or "Translate speech in any language into English text")
+        self.task.setToolTip(tip or "Transcribe in the spoken language, or translate the speech into English text")
 
     # --- options -------------------------------------------------------------------------
 
