@@ -64,3 +64,15 @@ def test_a_long_model_folder_name_is_shortened_in_the_middle(main_window):
     main_window.resize(800, 500)
     QApplication.processEvents()
     assert bar.model.width() >= bar.model.minimumSizeHint().width()
+
+
+def test_queue_and_history_captions_are_whole(main_window):
+    panel = main_window.show_panel("transcribe")
+    main_window.resize(800, 500)
+    QApplication.processEvents()
+    for tree in (panel.jobs, panel.history):
+        header = tree.header()
+        for col in range(tree.columnCount()):
+            caption = tree.headerItem().text(col)
+            if caption and header.sectionResizeMode(col) != header.ResizeMode.Stretch:
+                assert header.sectionSize(col) >= header.fontMetrics().horizontalAdvance(caption) + 6, caption
