@@ -22,6 +22,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
     parser.add_argument("--new-instance", action="store_true",
                         help="start another window even when Ferrum Desktop is already running")
+    parser.add_argument("--toggle-dictation", action="store_true",
+                        help="start or stop dictation in the running app (or start the app dictating); "
+                             "bind it to a desktop shortcut where the app cannot have a global one (Wayland)")
     # for tests and benchmarks: quit once the window is shown / once FILES are transcribed
     parser.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--quit-when-idle", action="store_true", help=argparse.SUPPRESS)
@@ -56,13 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     from .about import app_version
     from .api_server import start_api_server
     from .host import ExecutorHost
+    from .instance import SHOW, TOGGLE_DICTATION, accept_later_launches, run_command, send_to_running
     from .main_window import MainWindow
     from .settings import HostSettings
-    from .single_instance import accept_hand_overs, hand_over
 
     app = create_application(sys.argv[:1])
-    if not (args.new_instance or args.quit_after_show or args.quit_when_idle) and hand_over(args.files):
-        print(f"Ferrum Desktop is already running: handed it {len(args.files)} file(s).")
+    single = not (args.new_instance or args.quit_after_show or args.quit_when_idle) or args.toggle_dictation
+    command = TOGGLE_DICTATION if args.toggle_dictation else SHOW
+    if single and send_to_running(command, args.files):  # a running app took the files and the command
+        print(f"Ferrum Desktop is already running: handed it {len(args.files)} file(s)"
+              + (" and the dictation toggle." if args.toggle_dictation else "."))
         return 0
     setup_file_logging(APPLICATION, app_version())
     loop = qasync.QEventLoop(app)
@@ -71,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     host = ExecutorHost(HostSettings.load(qsettings))
     window = MainWindow(host, qsettings)
     window.show()
-    if not (args.new_instance or args.quit_after_show or args.quit_when_idle):
-        accept_hand_overs(window)
+    if single:
+        accept_later_launches(window)
     if args.panel and args.panel in window.panel_keys():
         window.show_panel(args.panel)
     shown_ms = (time.perf_counter() - started) * 1000
@@ -88,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         window.enqueue(args.files)  # the queue says which paths do not exist
         if args.quit_when_idle:
             asyncio.ensure_future(_quit_when_idle(app, host, window))
+        if args.toggle_dictation:
+            run_command(window, TOGGLE_DICTATION)
 
     QTimer.singleShot(0, begin)
     quitting = asyncio.Event()

@@ -147,3 +147,15 @@ def apply_text_edits(utterances: list[tuple[float, float, str]], text: str) -> l
         out.append((start, end, line))
         start = end
     return out
+
+
+def apply_session_edits(sessions: list[list[tuple[float, float, str]]], text: str) -> list[list[tuple[float, float, str]]]:
+    """Each session's utterances with the user's corrected ``text`` of them all (sessions in order, one
+    line per utterance): a session takes as many lines as it had utterances (the last one the rest)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    out, at = [], 0
+    for i, utterances in enumerate(sessions):
+        take = len(lines) - at if i == len(sessions) - 1 else min(len(utterances), len(lines) - at)
+        out.append(apply_text_edits(utterances, "\n".join(lines[at:at + take])))
+        at += take
+    return out

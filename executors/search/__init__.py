@@ -5,10 +5,12 @@
     hits = store.search(embedder.embed([q])[0], q, "default", k=10, hybrid=True)
 """
 
+from collections.abc import Sequence
+
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import SUPPORTED_SUFFIXES, extract
 from .grouping import DocumentResult, Relevance, group_hits, relevance
-from .indexer import index_paths, index_text, index_transcript
+from .indexer import index_paths, index_text, index_transcript, remove_paths
 from .query import reciprocal_rank_fusion
 from .store import SearchStore
 from .transcripts import (
@@ -31,11 +33,17 @@ from .types import (
 from .vectors import VectorMatrix
 
 
-def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str = "default", k: int = 10,
-                hybrid: bool = False) -> list[SearchHit]:
-    """Embed ``query`` with ``embedder`` and search ``collection`` (the collection's model must match)."""
-    coll = store.collection(collection, model_id=embedder.model_id)
-    return store.search(embedder.embed([query])[0], query, coll.name, k=k, hybrid=hybrid)
+def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str | Sequence[str] = "default",
+                k: int = 10, hybrid: bool = False) -> list[SearchHit]:
+    """Embed ``query`` with ``embedder`` and search one collection, or several ranked as one (their
+    model must be the embedder's)."""
+    from .query import search
+
+    names = [collection] if isinstance(collection, str) else list(collection)
+    colls = [store.collection(name, model_id=embedder.model_id) for name in names]
+    if not colls:
+        return []
+    return search(store, colls, embedder.embed([query])[0], query, k=k, hybrid=hybrid)
 
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "prune_transcripts",
     "reciprocal_rank_fusion",
     "relevance",
+    "remove_paths",
     "remove_transcripts",
     "search_text",
     "transcript_record_id",

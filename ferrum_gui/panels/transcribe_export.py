@@ -12,10 +12,9 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from executors.transcripts.exporters import export_target
+from executors.transcripts.exporters import FORMATS, export_target
 
-EXPORT_FORMATS = {"txt": "Plain text (*.txt)", "srt": "SubRip subtitles (*.srt)",
-                  "vtt": "WebVTT subtitles (*.vtt)", "json": "JSON with segments (*.json)"}
+EXPORT_FORMATS = {name: fmt.file_filter for name, fmt in FORMATS.items()}  # the save dialog's filters
 DEFAULT_FORMAT = "srt"
 _KEY = "transcribe/export"
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -166,6 +167,7 @@ class TranscribePanel(QWidget):
         self.view.segmentEdited.connect(self._on_segment_edited)
         self.view.itemSelectionChanged.connect(self._update_actions)
         self.view.playRequested.connect(self._on_play)
+        self.view.speakerRenamed.connect(self._on_speaker_renamed)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
         self.options_bar.changed.connect(self._save_options)
 
@@ -175,7 +177,8 @@ class TranscribePanel(QWidget):
         """Queue files for transcription with the current options; folders give their audio and video
         files (subfolders too), and what was skipped is told. Returns the job ids."""
         chosen = select_media(paths)
-        ids = self.queue.enqueue(chosen.files, self.options_bar.options()) if chosen.files else []
+        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
+        ids = self.queue.enqueue(chosen.files, options) if chosen.files else []
         self._tell_selection(chosen)
         return ids
 
@@ -243,9 +246,10 @@ class TranscribePanel(QWidget):
         text = {"loading": f"Loading the speech model… {message}", "reloading": f"Reloading… {message}",
                 "error": f"The speech model is not available: {message}"}.get(state, "")
         self.status.setText(text)
-        if state == "ready":  # what the loaded model can do decides Language and Task
+        if state == "ready":
+            loaded = self.host.model("whisper")
             self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model,
-                                        getattr(self.host.whisper, "is_multilingual", None))
+                                        loaded.multilingual if loaded is not None else None)
 
     async def _switch_model(self, ref: str) -> None:
         if ref == self.host.settings.whisper_model:
@@ -287,7 +291,8 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments, getattr(record, "original_texts", None))
+        self.view.set_segments(record.transcript.segments, getattr(record, "original_texts", None),
+                               record.transcript.speaker_names)
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
@@ -306,13 +311,18 @@ class TranscribePanel(QWidget):
         base = self._transcript or Transcript(language="", language_probability=0.0,
                                               duration=segments[-1].end)
         return Transcript(language=base.language, language_probability=base.language_probability,
-                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id)
+                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id,
+                          speaker_names=self.view.speaker_names())
 
     def _on_segment_edited(self, segment_id: int, text: str) -> None:
         if self._record_id is not None:
             self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
         self._update_actions()
+
+    def _on_speaker_renamed(self, label: str, name: str) -> None:
+        if self._record_id is not None:
+            self._tasks.spawn(self.host.rename_speaker(self._record_id, label, name), "renaming the speaker")
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:

@@ -1,4 +1,4 @@
-"""The per-job options row of the Transcribe panel: model, language, task, word timestamps.
+"""The per-job options row of the Transcribe panel: model, language, task, word timestamps, speakers.
 
 Choices are remembered (``save``/``restore`` with a QSettings); a new option is one more entry in
 ``_persisted()`` and one more widget in the row. Language and Task follow what the loaded model
@@ -20,12 +20,8 @@ LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("Frenc
              ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
              ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
 TASKS = [("Transcribe", "transcribe"), ("Translate", "translate")]  # Translate: into English (tooltip)
+SPEAKER_COUNTS = [("auto", None)] + [(str(n), n) for n in range(2, 9)]
 _GROUP = "transcribe/options"
-
-
-def is_english_only(model_ref: str) -> bool:
-    """A guess from the name, for before the model is loaded (the loaded model knows for sure)."""
-    return model_ref.lower().rstrip("/").endswith(".en")
 
 
 MODEL_LABEL_CHARS = 24
@@ -63,25 +59,36 @@ class TranscribeOptionsBar(QWidget):
             self.task.addItem(name, code)
         self.word_timestamps = QCheckBox("Word timestamps")
         self.word_timestamps.setToolTip("Time every word (slower); the times show next to each segment")
+        self.speakers = QCheckBox("Speakers")
+        self.speakers.setToolTip("Label who speaks when (times every word to split turns)")
+        self.speaker_count = QComboBox()
+        for name, count in SPEAKER_COUNTS:
+            self.speaker_count.addItem(name, count)
+        self.speaker_count.setToolTip("How many people speak; 'auto' finds out")
+        self.speaker_count.setEnabled(False)
+        self.speakers.toggled.connect(self.speaker_count.setEnabled)
         for label, widget in (("Model", self.model), ("Language", self.language), ("Task", self.task)):
             caption = QLabel(label)
             caption.setBuddy(widget)
             layout.addWidget(caption)
             layout.addWidget(widget)
         layout.addWidget(self.word_timestamps)
+        layout.addWidget(self.speakers)
+        layout.addWidget(self.speaker_count)
         layout.addStretch(1)
         self._multilingual: bool | None = None
         self.set_models(models, current_model)
         self.model.activated.connect(lambda i: self.modelChosen.emit(self.model.itemData(i)))
         self.model.currentIndexChanged.connect(lambda _i: self.model.setToolTip(self._model_tip()))
-        for signal in (self.language.currentIndexChanged, self.task.currentIndexChanged, self.word_timestamps.toggled):
+        for signal in (self.language.currentIndexChanged, self.task.currentIndexChanged, self.word_timestamps.toggled,
+                       self.speakers.toggled, self.speaker_count.currentIndexChanged):
             signal.connect(lambda *_: self.changed.emit())
 
     # --- models --------------------------------------------------------------------------
 
     def set_models(self, models: list[str], current: str, multilingual: bool | None = None) -> None:
-        """Offer ``models`` with ``current`` selected; ``multilingual``: what the loaded model says
-        (None: guess from the name)."""
+        """Offer ``models`` with ``current`` chosen; ``multilingual`` is what the loaded model says of
+        itself (None while it loads: language and task wait for it)."""
         self.model.blockSignals(True)
         self.model.clear()
         for ref in dict.fromkeys([current, *models]):
@@ -91,7 +98,7 @@ class TranscribeOptionsBar(QWidget):
         self.model.blockSignals(False)
         self.model.setToolTip(self._model_tip())
         self._multilingual = multilingual
-        self._apply_model_limits(current)
+        self._apply_model_limits()
 
     def current_model(self) -> str:
         return self.model.currentData()
@@ -100,29 +107,38 @@ class TranscribeOptionsBar(QWidget):
         ref = self.model.currentData() or ""
         return f"Whisper model for new jobs: {ref}\n(choosing another reloads the model)"
 
-    def _apply_model_limits(self, model_ref: str) -> None:
-        english_only = (not self._multilingual) if self._multilingual is not None else is_english_only(model_ref)
-        if english_only:
+    def _apply_model_limits(self) -> None:
+        multilingual = self._multilingual
+        if multilingual is False:
             self.language.setCurrentIndex(self.language.findData("en"))
             self.task.setCurrentIndex(0)
-        self.language.setEnabled(not english_only)
-        self.task.setEnabled(not english_only)
-        tip = "This model understands English only" if english_only else ""
+        self.language.setEnabled(bool(multilingual))
+        self.task.setEnabled(bool(multilingual))
+        tip = {None: "Waiting for the speech model to load", False: "This model understands English only"}.get(
+            multilingual, "")
         self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
         self.task.setToolTip(tip or "Transcribe in the spoken language, or translate the speech into English text")
 
     # --- options -------------------------------------------------------------------------
 
     def options(self) -> TranscribeOptions:
-        return TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
-                                 word_timestamps=self.word_timestamps.isChecked())
+        options = TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
+                                    word_timestamps=self.word_timestamps.isChecked())
+        if self.speakers.isChecked():
+            from executors.diarization import DiarizationOptions
+
+            options.word_timestamps = True  # speaker changes inside a segment are found between words
+            options.extra["speakers"] = DiarizationOptions(num_speakers=self.speaker_count.currentData())
+        return options
 
     def _persisted(self) -> dict:
         """key → (read the widget, set the widget) for every remembered option."""
+        def check(box):
+            return box.isChecked, lambda v: box.setChecked(str(v).lower() in ("true", "1"))
         return {"language": (self.language.currentData, lambda v: _select(self.language, v)),
                 "task": (self.task.currentData, lambda v: _select(self.task, v)),
-                "word_timestamps": (self.word_timestamps.isChecked,
-                                    lambda v: self.word_timestamps.setChecked(str(v).lower() in ("true", "1")))}
+                "word_timestamps": check(self.word_timestamps), "speakers": check(self.speakers),
+                "speaker_count": (self.speaker_count.currentData, lambda v: _select(self.speaker_count, v))}
 
     def save(self, settings: QSettings) -> None:
         for key, (read, _write) in self._persisted().items():
@@ -134,13 +150,13 @@ class TranscribeOptionsBar(QWidget):
         for key, (_read, write) in self._persisted().items():
             if settings.contains(f"{_GROUP}/{key}"):
                 write(settings.value(f"{_GROUP}/{key}"))
-        self._apply_model_limits(self.current_model() or "")
+        self._apply_model_limits()
 
 
 def _select(combo: QComboBox, value) -> None:
     """Select the item whose data is ``value`` ("" stands for None, e.g. auto-detect)."""
     wanted = value or None
     for i in range(combo.count()):
-        if combo.itemData(i) == wanted:
+        if combo.itemData(i) == wanted or (wanted is not None and str(combo.itemData(i)) == str(wanted)):
             combo.setCurrentIndex(i)
             return

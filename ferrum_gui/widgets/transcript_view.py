@@ -1,10 +1,13 @@
-"""Segments of one transcript: timestamps, editable text and, when the transcript has them, word
-timings; clicking a timestamp plays the segment.
+"""Segments of one transcript: timestamps, speakers, editable text and, when the transcript has
+them, word timings; clicking a timestamp plays the segment.
 
 Editing starts only deliberately (double-click, F2) with the whole text kept and the cursor at
 its end, so a stray key on a selected row changes nothing. Every change, typed or reverted, is a
 command on ``undo_stack`` (Ctrl+Z / Ctrl+Shift+Z in the panel) and is announced on
 ``segmentEdited`` for saving. Rows whose text differs from what was recognised are marked.
+
+The Speaker column shows only for diarized transcripts (shown between time and text; logically
+after text so the other columns keep their indices); double-clicking a speaker renames it.
 """
 
 from __future__ import annotations
@@ -14,39 +17,46 @@ from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap, QPolygonF, QUndoSt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QInputDialog,
     QTableWidget,
     QTableWidgetItem,
 )
 
-from executors.transcripts.results import Segment
+from executors.transcripts.results import Segment, default_speaker_name
 
 from .highlight import format_clock_ms
 from .placeholder import PlaceholderMixin
 from .segment_edits import SegmentTextDelegate, SetSegmentText, place_cursor_at_end
+from .speaker_labels import SPEAKER_ROLE, SpeakerLabelDelegate, speaker_color
 
-COL_TIME, COL_TEXT, COL_WORDS = range(3)
+COL_TIME, COL_TEXT, COL_SPEAKER, COL_WORDS = range(4)
 _SEG_ROLE = Qt.ItemDataRole.UserRole
 _EDIT_TIP = "Double-click or press F2 to edit; Ctrl+Z undoes"
 
 
 class TranscriptView(PlaceholderMixin, QTableWidget):
     """``segmentEdited(segment_id, text)`` after a segment's text changed (typed, undone, redone or
-    reverted); ``playRequested(segment_id, start, end)`` when a timestamp is clicked or Space is pressed."""
+    reverted); ``playRequested(segment_id, start, end)`` when a timestamp is clicked or Space is pressed;
+    ``speakerRenamed(label, name)`` when the user renames a speaker (every row of it changes)."""
 
     segmentEdited = Signal(int, str)
     playRequested = Signal(int, float, float)
+    speakerRenamed = Signal(str, str)
 
     placeholder_text = ("No transcript yet.\nDrop audio or video files on the window, or pick one "
                         "from the history; segments appear here as they are decoded.")
 
     def __init__(self, parent=None):
-        super().__init__(0, 3, parent)
+        super().__init__(0, 4, parent)
         self._segments: dict[int, Segment] = {}
         self._original: dict[int, str] = {}   # recognised text per segment (what Revert restores)
+        self._speaker_names: dict[str, str] = {}
+        self._speaker_order: list[str] = []
         self._filling = False
         self._play_icon = _play_icon(self)
         self.undo_stack = QUndoStack(self)
-        self.setHorizontalHeaderLabels(["Time", "Text", "Word timings"])
+        self.setHorizontalHeaderLabels(["Time", "Text", "Speaker", "Word timings"])
+        self.setItemDelegateForColumn(COL_SPEAKER, SpeakerLabelDelegate(self))
         self.verticalHeader().setVisible(False)
         self.setWordWrap(True)
         self.setAlternatingRowColors(True)
@@ -58,10 +68,14 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(COL_TIME, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(COL_TEXT, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COL_SPEAKER, QHeaderView.ResizeMode.ResizeToContents)
+        header.moveSection(header.visualIndex(COL_SPEAKER), 1)
         header.setSectionResizeMode(COL_WORDS, QHeaderView.ResizeMode.Stretch)
+        self.setColumnHidden(COL_SPEAKER, True)
         self.setColumnHidden(COL_WORDS, True)
         self.itemChanged.connect(self._on_item_changed)
         self.cellClicked.connect(self._on_cell_clicked)
+        self.cellDoubleClicked.connect(self._on_cell_double_clicked)
 
     # --- content -------------------------------------------------------------------------
 
@@ -69,19 +83,73 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         self._segments.clear()
         self._original.clear()
         self.undo_stack.clear()
+        self._speaker_order.clear()
+        self._speaker_names = {}
         self.setRowCount(0)
+        self.setColumnHidden(COL_SPEAKER, True)
         self.setColumnHidden(COL_WORDS, True)
         self.viewport().update()
 
-    def set_segments(self, segments: list[Segment], original_texts: dict[int, str] | None = None) -> None:
-        """Show a transcript; ``original_texts``: the recognised text of segments the user edited."""
+    def set_segments(self, segments: list[Segment], original_texts: dict[int, str] | None = None,
+                     speaker_names: dict[str, str] | None = None) -> None:
+        """Show a transcript; ``original_texts``: the recognised text of segments the user edited;
+        ``speaker_names``: names the user gave to speaker labels."""
         self.clear_segments()
+        self._speaker_names = dict(speaker_names or {})
         for seg in segments:
             self.append_segment(seg)
         for seg_id, text in (original_texts or {}).items():
             if seg_id in self._original:
                 self._original[seg_id] = text
                 self._mark(seg_id)
+
+    # --- speakers ------------------------------------------------------------------------
+
+    def speaker_names(self) -> dict[str, str]:
+        """Names the user gave to speaker labels."""
+        return dict(self._speaker_names)
+
+    def speaker_name(self, label: str) -> str:
+        return self._speaker_names.get(label) or default_speaker_name(label)
+
+    def rename_speaker(self, label: str, name: str) -> None:
+        """Show ``label`` as ``name`` on every row (empty = the default name); emits ``speakerRenamed``."""
+        name = " ".join(name.split())
+        if name and name != default_speaker_name(label):
+            self._speaker_names[label] = name
+        else:
+            self._speaker_names.pop(label, None)
+        self._filling = True
+        try:
+            for row in range(self.rowCount()):
+                item = self.item(row, COL_SPEAKER)
+                if item is not None and item.data(SPEAKER_ROLE) == label:
+                    item.setText(self.speaker_name(label))
+        finally:
+            self._filling = False
+        self.speakerRenamed.emit(label, name)
+
+    def rename_speaker_dialog(self, label: str) -> None:
+        name, ok = QInputDialog.getText(self, "Rename speaker",
+                                        f"Name for {self.speaker_name(label)} in the whole transcript:",
+                                        text=self.speaker_name(label))
+        if ok:
+            self.rename_speaker(label, name)
+
+    def _speaker_item(self, seg: Segment) -> QTableWidgetItem:
+        item = QTableWidgetItem()
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+        item.setData(_SEG_ROLE, seg.id)
+        if seg.speaker:
+            if seg.speaker not in self._speaker_order:
+                self._speaker_order.append(seg.speaker)
+            dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
+            item.setText(self.speaker_name(seg.speaker))
+            item.setData(SPEAKER_ROLE, seg.speaker)
+            item.setBackground(speaker_color(self._speaker_order.index(seg.speaker), dark))
+            item.setToolTip("Double-click to rename this speaker everywhere in the transcript")
+            self.setColumnHidden(COL_SPEAKER, False)
+        return item
 
     def append_segment(self, seg: Segment) -> None:
         """Add a segment (or replace the row of one with the same id)."""
@@ -107,6 +175,7 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
             words_item.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
             self.setItem(row, COL_TIME, time_item)
             self.setItem(row, COL_TEXT, text_item)
+            self.setItem(row, COL_SPEAKER, self._speaker_item(seg))
             self.setItem(row, COL_WORDS, words_item)
             if words:
                 self.setColumnHidden(COL_WORDS, False)
@@ -222,6 +291,11 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         if column == COL_TIME:
             seg = self._segments[self.item(row, COL_TIME).data(_SEG_ROLE)]
             self.playRequested.emit(seg.id, seg.start, seg.end)
+
+    def _on_cell_double_clicked(self, row: int, column: int) -> None:
+        label = self.item(row, COL_SPEAKER).data(SPEAKER_ROLE) if column == COL_SPEAKER else None
+        if label:
+            self.rename_speaker_dialog(label)
 
     def keyPressEvent(self, event):
         if event.key() == Qt.Key.Key_Space and self.state() != QAbstractItemView.State.EditingState:

@@ -180,9 +180,9 @@ def test_a_second_launch_hands_its_files_to_the_first_window(main_window, speech
                                                              wait_until):
     import asyncio
 
-    from ferrum_gui.single_instance import accept_hand_overs
+    from ferrum_gui.instance import accept_later_launches
 
-    server = accept_hand_overs(main_window)
+    server = accept_later_launches(main_window)
     try:
         assert server.listening
         clip = tmp_path / "handed-over.flac"
