@@ -291,8 +291,8 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments, getattr(record, "original_texts", None),
-                               record.transcript.speaker_names)
+        self.view.set_segments(record.transcript.segments, record.transcript.speaker_names,
+                               getattr(record, "original_texts", None))
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:

@@ -48,7 +48,7 @@ class TranscribeOptionsBar(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(8)
+        layout.setSpacing(6)
         self.model = QComboBox()
         self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # labels are short
         self.language = QComboBox()
@@ -57,8 +57,8 @@ class TranscribeOptionsBar(QWidget):
         self.task = QComboBox()
         for name, code in TASKS:
             self.task.addItem(name, code)
-        self.word_timestamps = QCheckBox("Word timestamps")
-        self.word_timestamps.setToolTip("Time every word (slower); the times show next to each segment")
+        self.word_timestamps = QCheckBox("Word times")
+        self.word_timestamps.setToolTip("Word timestamps: time every word (slower); the times show next to each segment")
         self.speakers = QCheckBox("Speakers")
         self.speakers.setToolTip("Label who speaks when (times every word to split turns)")
         self.speaker_count = QComboBox()

@@ -90,10 +90,10 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         self.setColumnHidden(COL_WORDS, True)
         self.viewport().update()
 
-    def set_segments(self, segments: list[Segment], original_texts: dict[int, str] | None = None,
-                     speaker_names: dict[str, str] | None = None) -> None:
-        """Show a transcript; ``original_texts``: the recognised text of segments the user edited;
-        ``speaker_names``: names the user gave to speaker labels."""
+    def set_segments(self, segments: list[Segment], speaker_names: dict[str, str] | None = None,
+                     original_texts: dict[int, str] | None = None) -> None:
+        """Show a transcript; ``speaker_names``: names the user gave to speaker labels;
+        ``original_texts``: the recognised text of segments the user edited."""
         self.clear_segments()
         self._speaker_names = dict(speaker_names or {})
         for seg in segments:

@@ -39,7 +39,9 @@ def test_correct_then_save_twice_keeps_one_entry(main_window, host, wait_until, 
     QTest.mouseClick(panel.save_button, Qt.MouseButton.LeftButton)
     wait_until(lambda: "Saved" in panel.message.text(), timeout=30)
 
-    entries = [e for e in run_async(host.list_history()) if e.source == str(panel.record_path)]
+    [session] = panel.sessions
+    entries = [e for e in run_async(host.list_history())
+               if e.id == session.record_id or e.source == str(session.audio_path)]
     assert len(entries) == 1 and entries[0].kind == "dictation"
     text = run_async(host.load_history(entries[0].id)).transcript.text
     assert text.startswith("Corrected:") and text.endswith("The end.")
