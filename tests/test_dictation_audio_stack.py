@@ -4,39 +4,20 @@ transcribes it.  Skipped (with the reason printed) only where PulseAudio cannot 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 import pytest
 
 from tests.audio_fixtures import DEV_CLIP, read_reference
-from tests.pulse import start_pulse
+from tests.pulse import pulse_session
 from tests.speech_eval import corpus_wer
 
 
 @pytest.fixture(scope="module")
 def pulse():
-    server, why = start_pulse()
-    if server is None:
-        print(f"\nSKIP audio-stack tests: PulseAudio cannot start here: {why}")
-        pytest.skip(f"PulseAudio cannot start here: {why}")
-    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")}
-    os.environ.update({k: server.env[k] for k in saved})
-    from executors.audio.capture import sounddevice
-
-    sd = sounddevice()
-    sd._terminate()  # PortAudio enumerates ALSA devices at initialisation: see the new server
-    sd._initialize()
-    yield server
-    server.kill()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    sd._terminate()
-    sd._initialize()
+    with pulse_session() as server:
+        yield server
 
 
 def _run_in_thread(engine, source):

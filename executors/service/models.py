@@ -86,6 +86,14 @@ def describe(kind: str, executor, source: str = "given", load_seconds: float = 0
                        info.device, info.dtype, load_seconds)
 
 
+def dtype_text(info) -> str:
+    """"int8 (float32 activations)" for a quantised model, whose ``info.dtype`` only names the activations."""
+    quantized = (info.metadata or {}).get("quantized")
+    if quantized:
+        return f"{quantized if isinstance(quantized, str) else 'int8'} ({info.dtype} activations)"
+    return info.dtype
+
+
 def _load_error(exc: Exception, kind: str, ref: str) -> FerrumError:
     what = "Whisper" if kind == WHISPER else "embedding"
     if isinstance(exc, FerrumError):
@@ -221,7 +229,7 @@ class ModelSlots:
             future.set_exception(err)
             return
         slot.loaded, slot.settings = model, settings
-        self._set_state(kind, "ready", f"{model.model_id} on {model.device} ({model.dtype}), "
+        self._set_state(kind, "ready", f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, "
                                        f"loaded in {model.load_seconds:.1f} s")
         future.set_result(model)
 
@@ -250,4 +258,5 @@ class ModelSlots:
         self._events.emit(ModelStateChanged(kind, state, message, error))
 
 
-__all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "load_model", "shutdown_executor"]
+__all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "dtype_text", "load_model",
+           "shutdown_executor"]

@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QScrollArea, QVBoxLayout, QWidget)
 
+from executors.service.models import dtype_text
+
 from ..widgets.kv_table import DataTable, KeyValueTable
 from ..widgets.plots import LivePlots, SeriesSpec
 
@@ -48,14 +50,6 @@ _CAPABILITY_ROWS = [
 
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
-
-
-def dtype_text(info) -> str:
-    """"int8 (float32 activations)" for a quantised model, whose ``info.dtype`` only names the activations."""
-    quantized = (info.metadata or {}).get("quantized")
-    if quantized:
-        return f"{quantized if isinstance(quantized, str) else 'int8'} ({info.dtype} activations)"
-    return info.dtype
 
 
 def format_bytes(n: float | None) -> str:

@@ -4,7 +4,6 @@ PulseAudio source and remembered for the next start."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from PySide6.QtCore import Qt
@@ -12,7 +11,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 
 from tests.audio_fixtures import DEV_CLIP
-from tests.pulse import start_pulse
+from tests.pulse import pulse_session
 
 
 def test_correct_then_save_twice_keeps_one_entry(main_window, host, wait_until, run_async):
@@ -49,22 +48,8 @@ def test_correct_then_save_twice_keeps_one_entry(main_window, host, wait_until, 
 
 @pytest.fixture
 def pulse_server():
-    server, why = start_pulse()
-    if server is None:
-        pytest.skip(f"PulseAudio cannot start here: {why}")
-    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")}
-    os.environ.update({k: server.env[k] for k in saved})
-    from executors.audio.capture import sounddevice
-
-    sd = sounddevice()
-    sd._terminate()  # PortAudio enumerates ALSA devices at initialisation: see the new server
-    sd._initialize()
-    yield server
-    server.kill()
-    for k, v in saved.items():
-        os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    sd._terminate()
-    sd._initialize()
+    with pulse_session() as server:
+        yield server
 
 
 def test_inputs_are_named_sources_and_the_choice_is_remembered(main_window, host, pulse_server, wait_until):

@@ -107,6 +107,7 @@ def test_header_dtype_and_columns_tell_the_truth(main_window, host, run_async, l
 
     assert getattr(host.whisper, "quantized", None) == "int8"  # what the app loads on a CPU
     assert monitor.value("whisper", "Dtype") == "int8 (float32 activations)"
+    assert "on cpu, int8 (float32 activations), loaded" in host.model_state("whisper")[1]  # the header's words too
 
     from PySide6.QtWidgets import QApplication
 

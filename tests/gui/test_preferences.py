@@ -20,7 +20,7 @@ def test_host_settings_round_trip_through_an_ini_file(tmp_path):
     assert HostSettings.load(QSettings(str(tmp_path / "empty.ini"), QSettings.Format.IniFormat)) == HostSettings()
 
 
-def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, host, run_async):
+def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, host, run_async, tmp_path):
     """The batch size is saved, reloads no model, and the Transcribe panel's jobs carry it."""
     original = host.settings
     dialog = main_window.show_preferences()
@@ -37,7 +37,9 @@ def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, ho
         original_enqueue = panel.queue.enqueue
         panel.queue.enqueue = lambda paths, options: queued.append(options) or []
         try:
-            panel.enqueue([Path("clip.flac")])
+            clip = tmp_path / "clip.flac"  # the queue takes files that exist (it says which do not)
+            clip.write_bytes(b"")
+            panel.enqueue([clip])
         finally:
             panel.queue.enqueue = original_enqueue
         assert [o.batch_windows for o in queued] == [3]
