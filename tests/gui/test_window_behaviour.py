@@ -179,6 +179,7 @@ def test_error_notices_point_to_the_log(main_window, host, tmp_path):
 def test_a_second_launch_hands_its_files_to_the_first_window(main_window, speech_dir, tmp_path, run_async,
                                                              wait_until):
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from ferrum_gui.instance import accept_later_launches
 
@@ -194,7 +195,8 @@ def test_a_second_launch_hands_its_files_to_the_first_window(main_window, speech
             return subprocess.run([sys.executable, "-m", "ferrum_gui.app", str(clip)], cwd=ROOT, env=env,
                                   capture_output=True, text=True, timeout=60)
 
-        second = run_async(asyncio.get_event_loop().run_in_executor(None, launch), timeout=90)
+        with ThreadPoolExecutor(1) as pool:  # a plain thread: qasync's default executor outlives the test
+            second = run_async(asyncio.wrap_future(pool.submit(launch)), timeout=90)
         assert second.returncode == 0, second.stderr
         assert "already running" in second.stdout
         panel = main_window.panels["transcribe"]
