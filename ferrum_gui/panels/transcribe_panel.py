@@ -9,7 +9,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -25,6 +24,7 @@ from executors.core.errors import InvalidParameterError
 from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
+from ..widgets.actions import group_box, text_tool_button
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
@@ -68,9 +68,9 @@ class TranscribePanel(QWidget):
         self.options_bar = TranscribeOptionsBar(self.host.whisper_models(), self.host.settings.whisper_model)
         if self._settings is not None:
             self.options_bar.restore(self._settings)
-        self.open_button = self._tool_button("Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
-                                             "Add audio or video files to the queue (the arrow: a whole folder)",
-                                             self.open_files)
+        self.open_button = text_tool_button(self, "Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
+                                            "Add audio or video files to the queue (the arrow: a whole folder)",
+                                            self.open_files)
         self.open_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         menu = QMenu(self.open_button)
         menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Open files…",
@@ -78,8 +78,8 @@ class TranscribePanel(QWidget):
         menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), "Open folder…",
                        self.open_folder)
         self.open_button.setMenu(menu)
-        self.clear_button = self._tool_button("Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
-                                              "Remove finished jobs from the queue", self._clear_finished)
+        self.clear_button = text_tool_button(self, "Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
+                                             "Remove finished jobs from the queue", self._clear_finished)
         self.clear_button.setAutoRaise(True)
         top = QHBoxLayout()
         top.setSpacing(8)
@@ -89,7 +89,7 @@ class TranscribePanel(QWidget):
         self.jobs = JobList()
         self.history_pane = HistoryPane(self.host, lambda rid: rid in self.queue.active_records(), self)
         self.history = self.history_pane.list
-        queue_box = _group("Queue", self.jobs)
+        queue_box = group_box("Queue", self.jobs)
         queue_box.layout().addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignRight)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(queue_box)
@@ -139,15 +139,6 @@ class TranscribePanel(QWidget):
 
     def _set_title(self, text: str) -> None:
         self.title.setText(text)
-
-    def _tool_button(self, text, icon, tip, slot) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setIcon(self.style().standardIcon(icon))
-        button.setToolTip(tip)
-        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        button.clicked.connect(slot)
-        return button
 
     def _connect(self) -> None:
         self.host.modelStateChanged.connect(self._on_model_state)
@@ -400,10 +391,3 @@ class TranscribePanel(QWidget):
         self.queue.shutdown()
         self._tasks.cancel_all()
 
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(8, 8, 8, 8)
-    layout.addWidget(widget)
-    return box

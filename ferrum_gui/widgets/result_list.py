@@ -12,6 +12,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -89,6 +90,9 @@ class _DocumentCard(QWidget):
         self.meter.setValue(round(100 * rel.fraction))
         self.meter.setTextVisible(False)
         self.meter.setFixedSize(48, 8)
+        track = self.meter.palette()  # the empty part: lighter than the card, or a dark palette hides it
+        track.setColor(QPalette.ColorRole.Base, track.color(QPalette.ColorRole.Base).lighter(200))
+        self.meter.setPalette(track)
         self.relevance = QLabel(rel.label)
         for widget in (self.meter, self.relevance):
             widget.setToolTip(rel.detail)
