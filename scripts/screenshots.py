@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EVAL = ROOT.parent / "shared" / "eval"
-CLIP = EVAL / "speech-dev" / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0880.flac"
-POSTS = EVAL / "text-dev" / "newsgroups_mini.jsonl"
+DATA = ROOT / "tests" / "data"   # the repository's own clips and posts (see its README)
+CLIP = DATA / "speech" / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0880.flac"
+POSTS = DATA / "text" / "newsgroups_mini.jsonl"
 QUERY = "launching a satellite into orbit"
 
 
@@ -44,7 +44,7 @@ def joined_speech(path: Path) -> Path:
     import soundfile as sf
 
     pieces = []
-    for clip in sorted((EVAL / "speech-dev" / "pocketsphinx").glob("librivox_*.flac"))[:5]:
+    for clip in sorted((DATA / "speech" / "pocketsphinx").glob("librivox_*.flac"))[:5]:
         audio, rate = sf.read(str(clip), dtype="float32")
         pieces += [audio, np.zeros(int(0.9 * rate), dtype="float32")]
     sf.write(str(path), np.concatenate(pieces), rate)
