@@ -6,7 +6,7 @@ PACKAGING_STAMP := $(VENV)/.packaging
 SYSTEM_PACKAGES := libportaudio2 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 \
 	libgl1 libfontconfig1 libdbus-1-3 xvfb xauth pulseaudio pulseaudio-utils libasound2-plugins espeak-ng \
-	desktop-file-utils appstream binutils libwayland-cursor0 libwayland-egl1
+	desktop-file-utils xdotool xterm appstream binutils libwayland-cursor0 libwayland-egl1
 PYTEST := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q -ra
 
 .PHONY: run test test-all system-deps bench screenshots clean package
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	scripts/install_torch.sh $(PY)
-	$(PY) -m pip install -q -e '.[multilingual,test]'
+	$(PY) -m pip install -q -e '.[multilingual,diarization,test,cluster]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -39,6 +39,7 @@ bench: $(STAMP)
 
 screenshots: $(STAMP)
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots.py
+	xvfb-run -a -s "-screen 0 1600x1000x24" $(PY) scripts/screenshots_anywhere.py
 
 # One-folder PyInstaller bundle in packaging/dist/ferrum-desktop, then packaging/dist/ferrum-desktop_*.deb
 # (see packaging/README.md).

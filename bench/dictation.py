@@ -12,6 +12,8 @@
     python bench/dictation.py --all            # the whole dev set
     python bench/dictation.py --skip-context   # only the live run
     python bench/dictation.py --final-short    # final passes on the short context as well
+    python bench/dictation.py --type           # also type committed text into the focused window
+                                               # (to see that typing leaves the latency alone)
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ def context_accuracy(ex, utterances, pads: list[float], min_contexts: list[float
     print(format_table(["encoder context", "WER %", "loops", "median pass ms", "× full"], rows))
 
 
-def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool) -> None:
+def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool,
+         type_text: bool = False):
+    """One live run (printed); returns its ``DictationSummary``."""
     from executors.dictation import (
         Committed,
         DictationEngine,
@@ -92,12 +96,25 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
     audio, reference = long_audio(utterances, seconds=1e9, gap=gap)
     audio = np.concatenate([np.zeros(int(gap * 16000), np.float32), audio])
     commits: list[Committed] = []
+    typing = None
+    if type_text:  # as the app and `ferrum dictate --type` do: a TypingSession fed from the events
+        from executors.dictation.typing import TypingSession, make_typist
+
+        typing = TypingSession(make_typist())
+
+    def on_event(event):
+        if isinstance(event, Committed):
+            commits.append(event)
+        if typing is not None:
+            typing.feed(event)
+
     options = DictationOptions(step_s=step, context_pad_s=pad, final_full_window=final_full)
-    engine = DictationEngine(ex, options,
-                             on_event=lambda e: commits.append(e) if isinstance(e, Committed) else None)
+    engine = DictationEngine(ex, options, on_event=on_event)
     t0 = time.perf_counter()
     summary = engine.run(FileSource(audio, 16000, speed=speed))
     wall = time.perf_counter() - t0
+    if typing is not None:
+        typing.close()
     t0 = time.perf_counter()
     offline = ex.transcribe(audio).text
     offline_s = time.perf_counter() - t0
@@ -106,7 +123,7 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
     lags = np.array(summary.lags) * 1000
     print(f"\nLive dictation at {speed:g}× real time: {len(utterances)} utterances, {seconds:.1f} s of audio, "
           f"step {step:g} s, final pass on the {'full 30 s window' if final_full else 'short context'}, "
-          f"wall {wall:.1f} s")
+          f"wall {wall:.1f} s{', typing into the focused window' if typing is not None else ''}")
     print(format_table(["figure", "value"], [
         ["utterances ended", str(summary.utterances)],
         ["latency p50 / p95 ms", f"{np.percentile(lat, 50):.0f} / {np.percentile(lat, 95):.0f}" if lat.size else "-"],
@@ -119,7 +136,9 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
         ["max utterance buffer s", f"{summary.max_buffer_seconds:.1f}"],
         ["WER dictation / offline %", (f"{corpus_wer([reference], [summary.text]):.2f} / "
                                        f"{corpus_wer([reference], [offline]):.2f}")],
-    ]))
+    ] + ([["typed characters (typing error)", f"{len(typing.typed)} ({typing.error or 'none'})"]]
+         if typing is not None else [])))
+    return summary
 
 
 def main() -> None:
@@ -137,6 +156,7 @@ def main() -> None:
     p.add_argument("--quantize", default="int8", help="int8 (default) or none")
     p.add_argument("--skip-context", action="store_true")
     p.add_argument("--skip-live", action="store_true")
+    p.add_argument("--type", action="store_true", help="type committed text into the focused window too")
     args = p.parse_args()
     utterances = load_speech_dev() if args.all else dev_slice(args.count)
     ex = load_executor(args.threads, None if args.quantize == "none" else args.quantize)
@@ -144,7 +164,7 @@ def main() -> None:
         context_accuracy(ex, utterances, [float(x) for x in args.pads.split(",")],
                          [float(x) for x in args.min_contexts.split(",") if x])
     if not args.skip_live:
-        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short)
+        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short, args.type)
 
 
 if __name__ == "__main__":

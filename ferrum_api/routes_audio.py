@@ -1,4 +1,9 @@
-"""``POST /v1/audio/transcriptions`` and ``/v1/audio/translations`` (OpenAI's request and response shapes)."""
+"""``POST /v1/audio/transcriptions`` and ``/v1/audio/translations`` (OpenAI's request and response shapes).
+
+Beyond OpenAI's fields: ``diarize=true`` labels the speakers (``speaker`` on each segment and word of
+``verbose_json`` plus a top-level ``speakers`` list; ``[Name]`` / ``<v Name>`` in srt / vtt; ``Name:``
+lines in text), with optional ``num_speakers``, or ``min_speakers`` / ``max_speakers``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import math
 
 from aiohttp import web
 
-from executors.service.models import WHISPER
+from executors.service import WHISPER
+from executors.transcripts.exporters import FORMATS as EXPORT_FORMATS_BY_NAME
 from executors.transcripts.exporters import render_transcript, to_verbose_json
 from executors.whisper.options import TranscribeOptions
 
@@ -15,7 +21,9 @@ from .errors import invalid
 from .routes_models import checked_executor
 from .upload import Upload, read_upload
 
-FORMATS = ("json", "text", "srt", "vtt", "verbose_json")
+# OpenAI's names: "json" is the text alone; the others are the files of executors' FORMATS
+FORMATS = ("json", *(f.api_name for f in EXPORT_FORMATS_BY_NAME.values()))
+_FILE_FORMAT = {f.api_name: f.name for f in EXPORT_FORMATS_BY_NAME.values()}
 GRANULARITIES = ("word", "segment")
 
 
@@ -46,9 +54,41 @@ def _granularities(upload: Upload, fmt: str) -> set[str]:
     return chosen or {"segment"}
 
 
-def _options(upload: Upload, task: str, granularities: set[str]) -> TranscribeOptions:
+def _count(upload: Upload, name: str) -> int | None:
+    raw = (upload.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise invalid(f"{name} must be a whole number, got '{raw}'", param=name) from None
+
+
+def _speakers(upload: Upload):
+    """DiarizationOptions when the request asks for speakers (``diarize=true``), else None."""
+    flag = (upload.get("diarize") or "").strip().lower()
+    if flag not in ("", "false", "0", "true", "1"):
+        raise invalid(f"diarize must be true or false, got '{flag}'", param="diarize")
+    counts = {name: _count(upload, name) for name in ("num_speakers", "min_speakers", "max_speakers")}
+    if flag not in ("true", "1"):
+        given = [name for name, value in counts.items() if value is not None]
+        if given:
+            raise invalid(f"{given[0]} needs diarize=true", param=given[0])
+        return None
+    from executors.core.errors import FerrumError
+    from executors.diarization import DiarizationOptions
+
+    try:
+        return DiarizationOptions(num_speakers=counts["num_speakers"], min_speakers=counts["min_speakers"] or 1,
+                                  max_speakers=counts["max_speakers"]).validate()
+    except FerrumError as exc:
+        raise invalid(exc.message, param="num_speakers") from exc
+
+
+def _options(upload: Upload, task: str, granularities: set[str], batch_size: int,
+             diarized: bool = False) -> TranscribeOptions:
     options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
-                                word_timestamps="word" in granularities)
+                                word_timestamps="word" in granularities or diarized, batch_windows=max(1, batch_size))
     if task == "transcribe":
         options.language = (upload.get("language") or "").strip().lower() or None
     temperatures = _temperature(upload)
@@ -59,9 +99,10 @@ def _options(upload: Upload, task: str, granularities: set[str]) -> TranscribeOp
 
 def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
     if fmt == "text":
-        return web.Response(text=transcript.text.strip() + "\n", content_type="text/plain")
-    if fmt in ("srt", "vtt"):
-        return web.Response(text=render_transcript(transcript, fmt), content_type="text/plain")
+        text = render_transcript(transcript, "txt") if transcript.speakers else transcript.text.strip() + "\n"
+        return web.Response(text=text, content_type="text/plain")
+    if _FILE_FORMAT.get(fmt) in ("srt", "vtt"):
+        return web.Response(text=render_transcript(transcript, _FILE_FORMAT[fmt]), content_type="text/plain")
     usage = {"type": "duration", "seconds": math.ceil(transcript.duration)}
     if fmt == "json":
         return web.json_response({"text": transcript.text.strip(), "usage": usage})
@@ -71,6 +112,8 @@ def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
         body.pop("segments", None)
     if "word" in granularities:
         body.setdefault("words", [])
+    else:
+        body.pop("words", None)  # timed for speaker changes only
     body["usage"] = usage
     return web.json_response(body)
 
@@ -89,9 +132,20 @@ async def _handle(request: web.Request, task: str) -> web.Response:
         raise invalid(f"The model '{executor.model_id}' is English-only and cannot translate; load a "
                       "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
                       param="model", code="unsupported_model")
-    options = _options(upload, task, granularities)
-    transcript = await request.app[QUEUE].transcribe(upload.file, options)
+    speakers = _speakers(upload)
+    options = _options(upload, task, granularities, request.app[CONFIG].batch_size, speakers is not None)
+    title = f"{upload.filename or 'audio'} (API)"
+    save = request.app[CONFIG].save_history and _history_wanted(upload)
+    transcript = await request.app[QUEUE].transcribe(upload.file, options, title=title, save=save, speakers=speakers)
     return _respond(transcript, fmt, granularities)
+
+
+def _history_wanted(upload: Upload) -> bool:
+    """The optional form field ``history`` ("false" keeps this transcription out of the history)."""
+    raw = (upload.get("history") or "true").strip().lower()
+    if raw not in ("true", "false", "1", "0", "yes", "no"):
+        raise invalid(f"history must be true or false, got '{raw}'", param="history")
+    return raw in ("true", "1", "yes")
 
 
 async def transcriptions(request: web.Request) -> web.Response:

@@ -20,6 +20,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ferrum-gui", description="Ferrum Desktop: local speech-to-text and search")
     parser.add_argument("files", nargs="*", type=Path, help="audio or video files to transcribe")
     parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
+    parser.add_argument("--toggle-dictation", action="store_true",
+                        help="start or stop dictation in the running app (or start the app dictating); "
+                             "bind it to a desktop shortcut where the app cannot have a global one (Wayland)")
     # for tests and benchmarks: quit once the window is shown / once FILES are transcribed
     parser.add_argument("--quit-after-show", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--quit-when-idle", action="store_true", help=argparse.SUPPRESS)
@@ -53,12 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     from .settings import HostSettings
 
     app = create_application(sys.argv[:1])
+    from .instance import InstanceServer, send_to_running
+
+    if args.toggle_dictation and send_to_running("toggle-dictation"):
+        return 0  # the running app took it
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     qsettings = QSettings()
     host = ExecutorHost(HostSettings.load(qsettings))
     window = MainWindow(host, qsettings)
     window.show()
+    instance = InstanceServer(parent=window)
+    instance.commandReceived.connect(lambda command: _on_command(window, command))
     if args.panel and args.panel in window.panel_keys():
         window.show_panel(args.panel)
     shown_ms = (time.perf_counter() - started) * 1000
@@ -78,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         window.enqueue([p for p in args.files if p.exists()])
         if args.quit_when_idle:
             asyncio.ensure_future(_quit_when_idle(app, host, window))
+        if args.toggle_dictation:
+            _on_command(window, "toggle-dictation")
 
     QTimer.singleShot(0, begin)
     quitting = asyncio.Event()
@@ -87,6 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         loop.run_until_complete(quitting.wait())
         host.close()  # jobs see their cancel token within a decoding step
     return 0
+
+
+def _on_command(window, command: str) -> None:
+    """A command from ``ferrum-gui --toggle-dictation`` (a later launch) or this launch's own flag."""
+    if window.anywhere is None:
+        return
+    if command == "toggle-dictation":
+        window.anywhere.toggle()
+    elif command == "show":
+        window.anywhere.show_window()
 
 
 async def _quit_when_idle(app, host, window) -> None:

@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         host.modelStateChanged.connect(self._on_model_state)
         for name in self.indicators:
             self._on_model_state(name, *host.model_state(name))
+        self.anywhere = self._dictate_anywhere()
         if qsettings is not None and qsettings.contains("window/geometry"):
             self.restoreGeometry(qsettings.value("window/geometry"))
         else:
@@ -113,6 +114,14 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(body)
         if self.specs:
             self.nav.setCurrentRow(0)
+
+    def _dictate_anywhere(self):
+        """Global shortcut, tray icon and caption overlay around the Dictation panel."""
+        if "dictation" not in self.panels:
+            return None
+        from .dictate_anywhere import DictateAnywhere
+
+        return DictateAnywhere(self, self.panels["dictation"], self.qsettings)
 
     @staticmethod
     def _shortcut_text(number: int) -> str:
@@ -245,6 +254,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event):  # noqa: N802
         if self.qsettings is not None:
             self.qsettings.setValue("window/geometry", self.saveGeometry())
+        if self.anywhere is not None:
+            self.anywhere.close()
         for panel in self.panels.values():
             shutdown = getattr(panel, "shutdown", None)
             if shutdown is not None:

@@ -70,11 +70,34 @@ def save(widget, out: Path, name: str, suffix: str) -> None:
     print(f"saved {path.relative_to(ROOT)}")
 
 
-async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
+async def capture_speakers(window, host, out: Path, suffix: str, work: Path) -> None:
+    """A three-voice conversation joined from dev clips, transcribed with the Speakers option."""
+    import soundfile as sf
+
+    from bench.conversations import conversation
+
+    path = work / "conversation.wav"
+    sf.write(str(path), conversation(["asterisk", "librivox", "cards"], n_turns=6, seed=1, root=DATA / "speech").audio, 16000)
+    transcribe = window.show_panel("transcribe")
+    transcribe.options_bar.speakers.setChecked(True)
+    window.enqueue([path])
+    await until(lambda: not transcribe.is_busy(), 900)
+    await until(lambda: transcribe.current_record_id() is not None, 30)
+    await settle(1.5)
+    transcribe.view.rename_speaker("SPEAKER_01", "Marianne")
+    await settle(1.0)
+    save(window, out, "transcribe-speakers", suffix)
+    transcribe.options_bar.speakers.setChecked(False)
+
+
+async def capture(window, host, out: Path, suffix: str, work: Path, only: str | None = None) -> None:
     from ferrum_gui.preferences import ModelsPage
 
     await host.start()
     await settle()
+    if only == "speakers":
+        await capture_speakers(window, host, out, suffix, work)
+        return
 
     transcribe = window.show_panel("transcribe")
     window.enqueue([CLIP])
@@ -82,6 +105,7 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
     await until(lambda: transcribe.current_record_id() is not None, 30)
     await settle(1.0)
     save(window, out, "transcribe", suffix)
+    await capture_speakers(window, host, out, suffix, work)
 
     search = window.show_panel("search")
     folder = write_posts(work / "newsgroups")
@@ -129,19 +153,8 @@ async def capture(window, host, out: Path, suffix: str, work: Path) -> None:
     save(window, out, "notification", suffix)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--theme", choices=["system", "light", "dark"], default="system")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
-    args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="ferrum-screenshots-"))
-    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", FERRUM_DATA_DIR=str(work / "data"))
-    if args.theme != "system":
-        os.environ["FERRUM_THEME"] = args.theme
-    (work / "newsgroups").mkdir()
-    args.out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(ROOT))
-
+def open_app(work: Path, width: int, height: int):
+    """The QApplication on a qasync loop, a host and the main window with throw-away settings, shown."""
     import qasync
     from PySide6.QtCore import QSettings
 
@@ -154,12 +167,30 @@ def main() -> int:
     asyncio.set_event_loop(loop)
     host = ExecutorHost()
     window = MainWindow(host, QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat))
-    window.resize(1360, 860)
+    window.resize(width, height)
     window.show()
+    return loop, host, window
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--theme", choices=["system", "light", "dark"], default="system")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--only", choices=["speakers"], default=None, help="capture only this screen")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ferrum-screenshots-"))
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", FERRUM_DATA_DIR=str(work / "data"))
+    if args.theme != "system":
+        os.environ["FERRUM_THEME"] = args.theme
+    (work / "newsgroups").mkdir()
+    args.out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(ROOT))
+
+    loop, host, window = open_app(work, 1360, 860)
     suffix = "" if args.theme in ("system", "light") else f"-{args.theme}"
     try:
         with loop:
-            loop.run_until_complete(capture(window, host, args.out, suffix, work))
+            loop.run_until_complete(capture(window, host, args.out, suffix, work, args.only))
     finally:
         window.close()
         host.close(wait=False)

@@ -88,3 +88,23 @@ def speech_with_silence(lead_s: float = 3.0, gap_s: float = 4.0,
     first = (lead_s, lead_s + clip.size / sr)
     second = (first[1] + gap_s, first[1] + gap_s + clip.size / sr)
     return np.concatenate(parts), [first, second]
+
+
+# Three LibriVox sentences (about 20 s with the pauses): a short dictation session.
+JOINED_CLIPS = ["librivox_sense_and_sensibility_01_austen_64kb-0880.flac",
+                "librivox_sense_and_sensibility_01_austen_64kb-0890.flac",
+                "librivox_sense_and_sensibility_01_austen_64kb-0930.flac"]
+
+
+def joined_clips(path: Path, gap_s: float = 1.2) -> tuple[Path, str]:
+    """Three LibriVox sentences with pauses between them, as one 16 kHz WAV, and their reference."""
+    import soundfile as sf
+
+    pieces, refs = [np.zeros(int(0.5 * 16000), np.float32)], []
+    for name in JOINED_CLIPS:
+        audio, rate = sf.read(str(SPEECH_DIR / "pocketsphinx" / name), dtype="float32")
+        assert rate == 16000
+        pieces += [audio, np.zeros(int(gap_s * rate), np.float32)]
+        refs.append(read_reference(SPEECH_DIR / "pocketsphinx" / name))
+    sf.write(str(path), np.concatenate(pieces), 16000)
+    return path, " ".join(refs)

@@ -205,9 +205,12 @@ def _active_python_timers() -> set:
     import shiboken6
     from PySide6.QtCore import QTimer
 
-    with warnings.catch_warnings():  # isinstance() on some lazy torch attributes warns
+    # type(), not isinstance(): isinstance() goes through __class__, which a dead weakref.proxy in the
+    # heap raises on, and some lazy torch attributes warn on.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {o for o in gc.get_objects() if isinstance(o, QTimer) and shiboken6.isValid(o) and o.isActive()}
+        return {o for o in gc.get_objects()
+                if issubclass(type(o), QTimer) and shiboken6.isValid(o) and o.isActive()}
 
 
 def _receivers(obj) -> dict[str, int]:

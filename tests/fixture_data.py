@@ -16,6 +16,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
+from bench import conversations  # noqa: E402
 from bench.common import Utterance, load_speech_dev, long_audio  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -47,3 +48,12 @@ def long_speech(seconds: float | None = None, gap: float = 0.5) -> tuple[np.ndar
     if seconds is not None:
         utterances += speech_utterances()
     return long_audio(utterances, seconds=seconds or 0.0, gap=gap)
+
+
+def conversation(voices: list[str], n_turns: int, seed: int) -> conversations.Conversation:
+    """A seeded turn-taking conversation of ``voices`` (asterisk, librivox, cards) joined from these clips."""
+    return conversations.conversation(voices, n_turns, seed, root=SPEECH)
+
+
+def single_voice(voice: str, n_clips: int, seed: int) -> conversations.Conversation:
+    return conversations.single_voice(voice, n_clips, seed, root=SPEECH)

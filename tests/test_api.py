@@ -103,6 +103,35 @@ def test_transcription_in_every_response_format(client, api, speech_dir, fmt):
     assert " ".join(c[2] for c in cues).split() == expected.split()
 
 
+def test_verbose_json_carries_speakers_when_asked(client, tmp_path):
+    import soundfile as sf
+
+    from fixture_data import conversation
+
+    conv = conversation(["asterisk", "librivox"], n_turns=4, seed=3)
+    path = tmp_path / "two-voices.wav"
+    sf.write(path, conv.audio, 16000)
+    result = _transcribe(client, path, response_format="verbose_json", extra_body={"diarize": "true"})
+    names = [s["name"] for s in result.speakers]
+    assert names == ["Speaker 1", "Speaker 2"]
+    assert {s.speaker for s in result.segments} == set(names)
+    assert not getattr(result, "words", None)  # timed for speaker changes, not asked for
+    text = _transcribe(client, path, response_format="text", extra_body={"diarize": "true", "num_speakers": "2"})
+    assert str(text).startswith("Speaker 1: ")
+    plain = _transcribe(client, path, response_format="verbose_json")
+    assert not getattr(plain, "speakers", None) and all(getattr(s, "speaker", None) is None for s in plain.segments)
+
+
+@pytest.mark.parametrize("fields,param", [({"diarize": "maybe"}, "diarize"), ({"num_speakers": "2"}, "num_speakers"),
+                                          ({"diarize": "true", "num_speakers": "two"}, "num_speakers"),
+                                          ({"diarize": "true", "min_speakers": "3", "max_speakers": "2"},
+                                           "num_speakers")])
+def test_bad_speaker_fields_are_400(client, speech_dir, fields, param):
+    with pytest.raises(openai.BadRequestError) as info:
+        _transcribe(client, speech_dir / CLIP, response_format="verbose_json", extra_body=fields)
+    assert info.value.body["param"] == param
+
+
 def test_translation_refused_for_english_only_model(client, speech_dir):
     with open(speech_dir / CLIP, "rb") as fp, pytest.raises(openai.BadRequestError) as info:
         client.audio.translations.create(model="whisper-1", file=fp)

@@ -135,3 +135,46 @@ def test_empty_transcript_exports_cleanly():
     assert parse_srt(render_transcript(empty, "srt")) == []
     assert parse_vtt(render_transcript(empty, "vtt")) == []
     assert transcript_from_json(render_transcript(empty, "json")).segments == []
+
+
+def _diarized() -> Transcript:
+    from executors.transcripts.results import Word as W
+
+    a = Segment(0, 0.0, 1.0, " Hello there.", words=[W(0.0, 0.4, " Hello", 0.9, "SPEAKER_00"),
+                                                     W(0.4, 1.0, " there.", 0.9, "SPEAKER_00")], speaker="SPEAKER_00")
+    b = Segment(1, 1.2, 2.0, " Hi <you>.", speaker="SPEAKER_01")
+    c = Segment(2, 2.1, 3.0, " How are you?", speaker="SPEAKER_01")
+    return Transcript("en", 1.0, 3.0, [a, b, c], speaker_names={"SPEAKER_01": "Ada & Bo"})
+
+
+def test_speakers_appear_by_name_in_every_format():
+    from executors.transcripts.exporters import render_transcript
+    from executors.transcripts.rttm import parse_rttm
+
+    t = _diarized()
+    assert render_transcript(t, "txt") == "Speaker 1: Hello there.\nAda & Bo: Hi <you>. How are you?\n"
+    assert "[Speaker 1] Hello there." in render_transcript(t, "srt")
+    assert [c[2] for c in parse_srt(render_transcript(t, "srt"))][1] == "[Ada & Bo] Hi <you>."
+    assert "<v Ada &amp; Bo>Hi <you>." in render_transcript(t, "vtt")
+    data = json.loads(render_transcript(t, "json"))
+    assert data["speakers"] == [{"id": "SPEAKER_00", "name": "Speaker 1"}, {"id": "SPEAKER_01", "name": "Ada & Bo"}]
+    assert [s["speaker"] for s in data["segments"]] == ["Speaker 1", "Ada & Bo", "Ada & Bo"]
+    assert [w["speaker"] for w in data["words"]] == ["Speaker 1", "Speaker 1"]
+    turns = parse_rttm(render_transcript(t, "rttm", file_id="my talk"))["my_talk"]
+    assert turns == [(0.0, 1.0, "Speaker_1"), (1.2, 3.0, "Ada_&_Bo")]
+
+
+def test_diarized_json_reads_back_with_labels_and_names():
+    from executors.transcripts.exporters import render_transcript
+
+    back = transcript_from_json(render_transcript(_diarized(), "json"))
+    assert [s.speaker for s in back.segments] == ["SPEAKER_00", "SPEAKER_01", "SPEAKER_01"]
+    assert back.speaker_names == {"SPEAKER_01": "Ada & Bo"}
+    assert back.segments[0].words[0].speaker == "SPEAKER_00"
+
+
+def test_rttm_needs_speakers():
+    from executors.transcripts.exporters import render_transcript
+
+    with pytest.raises(InvalidParameterError):
+        render_transcript(Transcript("en", 1.0, 1.0, [Segment(0, 0.0, 1.0, " Hi.")]), "rttm")

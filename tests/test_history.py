@@ -142,3 +142,26 @@ def test_history_uses_wal_and_default_data_dir(tmp_path, monkeypatch):
     mode = sqlite3.connect(h.path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode.lower() == "wal"
     h.close()
+
+
+def test_speakers_and_their_names_are_kept(tmp_path):
+    path = tmp_path / "history.sqlite3"
+    seg_a, seg_b = _seg(0, " Hello there.", words=True), _seg(1, " Hi.", words=True)
+    seg_a.speaker, seg_b.speaker = "SPEAKER_00", "SPEAKER_01"
+    seg_a.words[0].speaker, seg_b.words[0].speaker = "SPEAKER_00", "SPEAKER_01"
+    with TranscriptHistory(path) as h:
+        rid = h.begin("talk.wav", "tiny")
+        h.finish(rid, Transcript("en", 1.0, 4.0, [seg_a, seg_b]))
+        h.rename_speaker(rid, "SPEAKER_01", "  Ada   Lovelace ")
+    with TranscriptHistory(path) as h:  # reopened: nothing lives only in memory
+        t = h.load(rid).transcript
+        assert [s.speaker for s in t.segments] == ["SPEAKER_00", "SPEAKER_01"]
+        assert t.segments[1].words[0].speaker == "SPEAKER_01"
+        assert t.speaker_names == {"SPEAKER_01": "Ada Lovelace"}
+        assert [t.speaker_name(s.speaker) for s in t.segments] == ["Speaker 1", "Ada Lovelace"]
+        h.rename_speaker(rid, "SPEAKER_01", "")  # back to the default name
+        assert h.load(rid).transcript.speaker_names == {}
+        with pytest.raises(NotFoundError):
+            h.rename_speaker(rid + 99, "SPEAKER_00", "x")
+        h.delete(rid)
+        assert h._read("SELECT * FROM speaker_names") == []

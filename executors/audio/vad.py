@@ -148,6 +148,16 @@ class SpeechTimeline:
         start, _ = self._bounds[i]
         return (start + pos - offsets[i]) / self.sample_rate
 
+    def original_spans(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The stretches of the original timeline that ``[start, end)`` of the joined audio came from."""
+        lo, hi = start * self.sample_rate, end * self.sample_rate
+        out = []
+        for (s, e), offset in zip(self._bounds, self._offsets):
+            a, b = max(lo, offset), min(hi, offset + e - s)
+            if b > a:
+                out.append(((s + a - offset) / self.sample_rate, (s + b - offset) / self.sample_rate))
+        return out
+
     def remap(self, segments: list) -> list:
         """Copies of Whisper ``Segment``s (words included) moved onto the original timeline."""
         from dataclasses import replace

@@ -1,17 +1,60 @@
-"""Transcript files: TXT, SRT, WebVTT and OpenAI-style verbose JSON, plus parsers to read them back."""
+"""Transcript files: TXT, SRT, WebVTT, OpenAI-style verbose JSON and RTTM, plus parsers to read them back.
+
+A diarized transcript shows its speakers by name in every format: TXT as ``Name: text`` per turn,
+SRT as ``[Name] text``, WebVTT as a ``<v Name>`` voice span, JSON as ``speaker`` on segments and
+words plus a top-level ``speakers`` list, RTTM as one line per turn.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Union
 
 from ..core.errors import InvalidFormatError, InvalidParameterError, IOError_
-from .results import Segment, Transcript, Word
+from .results import Segment, Transcript, Word, default_speaker_name
+from .rttm import rttm_lines
 
-EXPORT_FORMATS = ("txt", "srt", "vtt", "json")
+
+@dataclass(frozen=True)
+class TranscriptFormat:
+    """One output format, named once for the CLI, the app's save dialog and the API."""
+
+    name: str        # what the CLI and the service take: --format srt
+    title: str       # what a save dialog shows
+    api_name: str    # OpenAI's response_format for the same file contents
+
+    @property
+    def suffix(self) -> str:
+        return f".{self.name}"
+
+    @property
+    def file_filter(self) -> str:
+        return f"{self.title} (*{self.suffix})"
+
+
+FORMATS = {f.name: f for f in (
+    TranscriptFormat("txt", "Plain text", "text"),
+    TranscriptFormat("srt", "SubRip subtitles", "srt"),
+    TranscriptFormat("vtt", "WebVTT subtitles", "vtt"),
+    TranscriptFormat("json", "JSON with segments", "verbose_json"),
+)}
+EXPORT_FORMATS = tuple(FORMATS)
+SPEAKER_FORMATS = ("rttm",)  # only for transcripts with speakers
+
+
+def export_format(fmt: str | None = None, path: str | os.PathLike | None = None) -> TranscriptFormat:
+    """The format named by ``fmt``, else by ``path``'s extension, else plain text."""
+    name = (fmt or (Path(path).suffix.lstrip(".") if path is not None else "") or "txt").lower()
+    if name == "rttm":
+        return TranscriptFormat("rttm", "RTTM speaker turns", "rttm")
+    if name not in FORMATS:
+        raise InvalidParameterError(f"Cannot write a transcript as '{name}'",
+                                    f"use one of {', '.join(EXPORT_FORMATS + SPEAKER_FORMATS)} (or a file name ending in one)")
+    return FORMATS[name]
 
 Destination = Union[str, os.PathLike, IO[str]]
 
@@ -32,23 +75,71 @@ def _cue_text(text: str) -> str:
     return "\n".join(lines).replace("-->", "->")
 
 
+def speaker_turns(transcript: Transcript) -> list[tuple[str | None, list[Segment]]]:
+    """Runs of consecutive non-empty segments of one speaker (one run per segment when undiarized)."""
+    runs: list[tuple[str | None, list[Segment]]] = []
+    for seg in (s for s in transcript.segments if s.text.strip()):
+        if runs and seg.speaker and runs[-1][0] == seg.speaker:
+            runs[-1][1].append(seg)
+        else:
+            runs.append((seg.speaker, [seg]))
+    return runs
+
+
 def to_txt(transcript: Transcript) -> str:
-    """One line per segment (like Whisper's own CLI)."""
-    return "".join(f"{s.text.strip()}\n" for s in transcript.segments if s.text.strip())
+    """One line per segment (like Whisper's own CLI); with speakers, one ``Name: text`` line per turn."""
+    if not transcript.speakers:
+        return "".join(f"{s.text.strip()}\n" for s in transcript.segments if s.text.strip())
+    lines = []
+    for speaker, segs in speaker_turns(transcript):
+        text = " ".join(s.text.strip() for s in segs)
+        lines.append(f"{transcript.speaker_name(speaker)}: {text}\n" if speaker else f"{text}\n")
+    return "".join(lines)
+
+
+def _labelled(transcript: Transcript, seg: Segment, fmt: str) -> str:
+    text = _cue_text(seg.text)
+    if not seg.speaker:
+        return text
+    name = transcript.speaker_name(seg.speaker)
+    if fmt == "vtt":  # WebVTT's voice span; '<', '>' and '&' are not allowed inside its annotation
+        return f"<v {name.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}>{text}"
+    return f"[{name}] {text}"
 
 
 def to_srt(transcript: Transcript) -> str:
     cues = []
     for n, seg in enumerate((s for s in transcript.segments if s.text.strip()), start=1):
         cues.append(f"{n}\n{format_timestamp(seg.start, 'srt')} --> {format_timestamp(seg.end, 'srt')}\n"
-                    f"{_cue_text(seg.text)}\n")
+                    f"{_labelled(transcript, seg, 'srt')}\n")
     return "\n".join(cues)
 
 
 def to_vtt(transcript: Transcript) -> str:
-    cues = [f"{format_timestamp(s.start, 'vtt')} --> {format_timestamp(s.end, 'vtt')}\n{_cue_text(s.text)}\n"
+    cues = [f"{format_timestamp(s.start, 'vtt')} --> {format_timestamp(s.end, 'vtt')}\n"
+            f"{_labelled(transcript, s, 'vtt')}\n"
             for s in transcript.segments if s.text.strip()]
     return "WEBVTT\n\n" + "\n".join(cues)
+
+
+def to_rttm(transcript: Transcript, file_id: str = "audio") -> str:
+    """Speaker turns by name, timed by words where the transcript has them."""
+    if not transcript.speakers:
+        raise InvalidParameterError("This transcript has no speakers to write as RTTM",
+                                    "transcribe it with speakers (the Speakers option, or --diarize) first")
+    turns = []
+    for seg in transcript.segments:
+        if seg.words:
+            turns += [(w.start, w.end, transcript.speaker_name(w.speaker or seg.speaker)) for w in seg.words]
+        elif seg.speaker:
+            turns.append((seg.start, seg.end, transcript.speaker_name(seg.speaker)))
+    merged: list[tuple[float, float, str]] = []
+    for start, end, name in turns:  # words of one speaker with no one else between them: one turn
+        if merged and merged[-1][2] == name and start - merged[-1][1] < 0.5:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), name)
+        else:
+            merged.append((start, end, name))
+    return rttm_lines(merged, file_id)
 
 
 def _language_name(code: str) -> str:
@@ -71,37 +162,63 @@ def to_verbose_json(transcript: Transcript) -> dict:
     """The shape of OpenAI's ``verbose_json`` response (language as a full name, words at top level).
 
     ``seek`` is the segment start in 10 ms frames; each word also carries its probability.
+    With speakers, each segment and word also has ``speaker`` (the shown name) and the top level
+    lists ``speakers`` as ``{"id": label, "name": name}`` in order of first appearance.
     """
+    diarized = bool(transcript.speakers)
+
+    def named(d: dict, label: str | None) -> dict:
+        if diarized:
+            d["speaker"] = transcript.speaker_name(label) if label else None
+        return d
+
     data = {
         "task": transcript.task,
         "language": _language_name(transcript.language),
         "duration": transcript.duration,
         "text": transcript.text,
-        "segments": [{
+        "segments": [named({
             "id": s.id, "seek": int(s.start * 100), "start": s.start, "end": s.end, "text": s.text,
             "tokens": list(s.tokens), "temperature": s.temperature, "avg_logprob": s.avg_logprob,
             "compression_ratio": s.compression_ratio, "no_speech_prob": s.no_speech_prob,
-        } for s in transcript.segments],
+        }, s.speaker) for s in transcript.segments],
     }
     if any(s.words for s in transcript.segments):
-        data["words"] = [{"word": w.word, "start": w.start, "end": w.end, "probability": w.probability}
+        data["words"] = [named({"word": w.word, "start": w.start, "end": w.end, "probability": w.probability},
+                               w.speaker or s.speaker)
                          for s in transcript.segments for w in (s.words or [])]
+    if diarized:
+        data["speakers"] = [{"id": label, "name": transcript.speaker_name(label)} for label in transcript.speakers]
     return data
 
 
-def _segment_from(d: dict, index: int) -> Segment:
+def _segment_from(d: dict, index: int, label_of: dict[str, str]) -> Segment:
     words = d.get("words")
-    return Segment(
+    return Segment(speaker=_label(d, label_of),
         id=int(d.get("id", index)), start=float(d["start"]), end=float(d["end"]), text=str(d["text"]),
         tokens=list(d.get("tokens") or []), avg_logprob=float(d.get("avg_logprob", 0.0)),
         compression_ratio=float(d.get("compression_ratio", 0.0)),
         no_speech_prob=float(d.get("no_speech_prob", 0.0)), temperature=float(d.get("temperature", 0.0)),
-        words=[_word_from(w) for w in words] if words is not None else None)
+        words=[_word_from(w, label_of) for w in words] if words is not None else None)
 
 
-def _word_from(d: dict) -> Word:
+def _label(d: dict, label_of: dict[str, str]) -> str | None:
+    name = d.get("speaker")
+    return None if name is None else label_of.get(str(name), str(name))
+
+
+def _word_from(d: dict, label_of: dict[str, str]) -> Word:
     return Word(start=float(d["start"]), end=float(d["end"]), word=str(d["word"]),
-                probability=float(d.get("probability", 1.0)))
+                probability=float(d.get("probability", 1.0)), speaker=_label(d, label_of))
+
+
+def _speaker_names(data: dict) -> tuple[dict[str, str], dict[str, str]]:
+    """(name -> label, label -> user-given name) from a ``speakers`` list or a ``speaker_names`` dict."""
+    pairs = [(str(s["id"]), str(s.get("name") or s["id"])) for s in data.get("speakers") or []]
+    pairs += [(str(k), str(v)) for k, v in (data.get("speaker_names") or {}).items()]
+    label_of = {name: label for label, name in pairs}
+    given = {label: name for label, name in pairs if name != default_speaker_name(label)}
+    return label_of, given
 
 
 def transcript_from_json(data: dict | str) -> Transcript:
@@ -112,8 +229,9 @@ def transcript_from_json(data: dict | str) -> Transcript:
     try:
         if isinstance(data, str):
             data = json.loads(data)
-        segments = [_segment_from(d, i) for i, d in enumerate(data.get("segments") or [])]
-        words = [_word_from(w) for w in data.get("words") or []]
+        label_of, given = _speaker_names(data)
+        segments = [_segment_from(d, i, label_of) for i, d in enumerate(data.get("segments") or [])]
+        words = [_word_from(w, label_of) for w in data.get("words") or []]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InvalidFormatError(f"Not a transcript JSON document: {exc}",
                                  "use a file written by 'ferrum transcribe --format json'") from exc
@@ -127,23 +245,27 @@ def transcript_from_json(data: dict | str) -> Transcript:
                       language_probability=float(data.get("language_probability", 1.0)),
                       duration=float(data.get("duration", segments[-1].end if segments else 0.0)),
                       segments=segments, task=str(data.get("task", "transcribe")),
-                      model_id=str(data.get("model_id", "")))
+                      model_id=str(data.get("model_id", "")), speaker_names=given)
 
 
-def render_transcript(transcript: Transcript, fmt: str) -> str:
-    """The file contents of ``transcript`` in ``fmt`` (one of ``EXPORT_FORMATS``)."""
+def render_transcript(transcript: Transcript, fmt: str, file_id: str = "audio") -> str:
+    """The file contents of ``transcript`` in ``fmt`` (``EXPORT_FORMATS`` or ``SPEAKER_FORMATS``); ``file_id`` names
+    the recording in RTTM."""
     fmt = fmt.lower()
     if fmt == "json":
         return json.dumps(to_verbose_json(transcript), ensure_ascii=False, indent=2) + "\n"
+    if fmt == "rttm":
+        return to_rttm(transcript, file_id)
     writers = {"txt": to_txt, "srt": to_srt, "vtt": to_vtt}
     if fmt not in writers:
-        raise InvalidParameterError(f"Unknown transcript format '{fmt}'", f"use one of {', '.join(EXPORT_FORMATS)}")
+        raise InvalidParameterError(f"Unknown transcript format '{fmt}'",
+                                    f"use one of {', '.join(EXPORT_FORMATS + SPEAKER_FORMATS)}")
     return writers[fmt](transcript)
 
 
 def write_transcript(transcript: Transcript, fmt: str, dest: Destination) -> Path | None:
     """Write ``transcript`` as ``fmt`` to a path (UTF-8; returns it) or to an open text file."""
-    text = render_transcript(transcript, fmt)
+    text = render_transcript(transcript, fmt, Path(dest).stem if not hasattr(dest, "write") else "audio")
     if hasattr(dest, "write"):
         dest.write(text)
         return None

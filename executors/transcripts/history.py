@@ -19,41 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import IOError_, NotFoundError
+from ..core.errors import FerrumError, IOError_, NotFoundError
 from ..core.paths import data_dir
+from .history_schema import HISTORY_SCHEMA
 from .results import Segment, Transcript, Word
 
 DB_NAME = "history.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL DEFAULT 'file',
-    source TEXT NOT NULL,
-    audio_path TEXT,
-    model_id TEXT NOT NULL DEFAULT '',
-    options TEXT NOT NULL DEFAULT '{}',
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    finished REAL,
-    language TEXT NOT NULL DEFAULT '',
-    language_probability REAL NOT NULL DEFAULT 0,
-    duration REAL NOT NULL DEFAULT 0,
-    task TEXT NOT NULL DEFAULT 'transcribe',
-    error TEXT
-);
-CREATE TABLE IF NOT EXISTS segments (
-    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
-    seg_id INTEGER NOT NULL,
-    start REAL NOT NULL,
-    "end" REAL NOT NULL,
-    text TEXT NOT NULL,
-    edited_text TEXT,
-    extra TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (record_id, seg_id)
-);
-CREATE INDEX IF NOT EXISTS records_created ON records(created DESC);
-"""
 
 
 class RecordStatus(str, enum.Enum):
@@ -113,7 +84,7 @@ def _options_dict(options: Any) -> dict[str, Any]:
 def _segment_extra(seg: Segment) -> str:
     extra = {"tokens": seg.tokens, "avg_logprob": seg.avg_logprob,
              "compression_ratio": seg.compression_ratio, "no_speech_prob": seg.no_speech_prob,
-             "temperature": seg.temperature,
+             "temperature": seg.temperature, "speaker": seg.speaker,
              "words": [dataclasses.asdict(w) for w in seg.words] if seg.words is not None else None}
     return json.dumps(extra)
 
@@ -123,6 +94,11 @@ def _upsert_segment(record_id: int, seg: Segment) -> tuple[str, tuple]:
             ' ON CONFLICT(record_id, seg_id) DO UPDATE SET start=excluded.start, "end"=excluded."end",'
             ' text=excluded.text, extra=excluded.extra'),
             (record_id, seg.id, seg.start, seg.end, seg.text, _segment_extra(seg)))
+
+
+def _upsert_speaker_name(record_id: int, label: str, name: str) -> tuple[str, tuple]:
+    return ("INSERT INTO speaker_names (record_id, label, name) VALUES (?, ?, ?)"
+            " ON CONFLICT(record_id, label) DO UPDATE SET name=excluded.name", (record_id, label, name))
 
 
 def _segment_from_row(row: sqlite3.Row) -> Segment:
@@ -147,7 +123,10 @@ class TranscriptHistory:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
+            HISTORY_SCHEMA.migrate(self._db, self.path)
+        except FerrumError:
+            self._db.close()
+            raise
         except sqlite3.Error as exc:
             raise IOError_(f"Cannot open the transcript history at {self.path}: {exc}",
                            "check that the data folder is writable (FERRUM_DATA_DIR)") from exc
@@ -221,6 +200,8 @@ class TranscriptHistory:
                       (status.value, time.time(), transcript.language or "", transcript.language_probability,
                        transcript.duration, transcript.task, transcript.model_id, error, record_id))
             segments = [_upsert_segment(record_id, seg) for seg in transcript.segments]
+            segments += [_upsert_speaker_name(record_id, label, name)
+                         for label, name in transcript.speaker_names.items()]
         else:
             update = ("UPDATE records SET status=?, finished=?, error=? WHERE id=?",
                       (status.value, time.time(), error, record_id))
@@ -246,6 +227,15 @@ class TranscriptHistory:
         if cur.rowcount == 0:
             raise NotFoundError(f"Segment {segment_id} of transcript {record_id} is not in the history",
                                 "refresh the transcript; it may have been deleted")
+
+    def rename_speaker(self, record_id: int, label: str, name: str) -> None:
+        """Show speaker ``label`` of a record as ``name`` everywhere (an empty name restores the default)."""
+        self._require(record_id)
+        name = " ".join(name.split())
+        if name:
+            self._write(*_upsert_speaker_name(record_id, label, name))
+        else:
+            self._write("DELETE FROM speaker_names WHERE record_id=? AND label=?", (record_id, label))
 
     def add_dictation(self, audio_path: str | Path | None, transcript: Transcript,
                       model_id: str = "") -> int:
@@ -285,9 +275,11 @@ class TranscriptHistory:
         seg_rows = self._read('SELECT * FROM segments WHERE record_id=? ORDER BY start, seg_id', (record_id,))
         segments = [_segment_from_row(r) for r in seg_rows]
         duration = rec["duration"] or (segments[-1].end if segments else 0.0)
+        names = {r["label"]: r["name"] for r in
+                 self._read("SELECT label, name FROM speaker_names WHERE record_id=?", (record_id,))}
         transcript = Transcript(language=rec["language"], language_probability=rec["language_probability"],
                                 duration=duration, segments=segments, task=rec["task"],
-                                model_id=rec["model_id"])
+                                model_id=rec["model_id"], speaker_names=names)
         return HistoryRecord(id=rec["id"], kind=rec["kind"], source=rec["source"],
                              audio_path=rec["audio_path"] or None, model_id=rec["model_id"],
                              options=json.loads(rec["options"] or "{}"),

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from executors.core.errors import InvalidParameterError
+from executors.transcripts.exporters import FORMATS, export_format
 from executors.transcripts.results import Segment, Transcript
 
 from ..widgets.actions import panel_action
@@ -32,8 +35,7 @@ from .transcribe_queue import TranscriptionQueue
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
-EXPORT_FORMATS = {"txt": "Plain text (*.txt)", "srt": "SubRip subtitles (*.srt)",
-                  "vtt": "WebVTT subtitles (*.vtt)", "json": "JSON with segments (*.json)"}
+EXPORT_FORMATS = {name: fmt.file_filter for name, fmt in FORMATS.items()}  # the save dialog's filters
 
 
 class TranscribePanel(QWidget):
@@ -156,6 +158,7 @@ class TranscribePanel(QWidget):
         self.history.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
         self.view.segmentEdited.connect(self._on_segment_edited)
         self.view.playRequested.connect(self._on_play)
+        self.view.speakerRenamed.connect(self._on_speaker_renamed)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
         self._history_timer = QTimer(self)
         self._history_timer.setSingleShot(True)
@@ -166,7 +169,8 @@ class TranscribePanel(QWidget):
 
     def enqueue(self, paths) -> list[str]:
         """Queue files for transcription with the current options; returns their job ids."""
-        return self.queue.enqueue(paths, self.options_bar.options())
+        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
+        return self.queue.enqueue(paths, options)
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
@@ -224,7 +228,9 @@ class TranscribePanel(QWidget):
                 "error": f"The speech model is not available: {message}"}.get(state, "")
         self.status.setText(text)
         if state == "ready":
-            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model)
+            loaded = self.host.model("whisper")
+            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model,
+                                        loaded.multilingual if loaded is not None else None)
 
     async def _switch_model(self, ref: str) -> None:
         if ref == self.host.settings.whisper_model:
@@ -260,7 +266,7 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments)
+        self.view.set_segments(record.transcript.segments, record.transcript.speaker_names)
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
@@ -279,12 +285,17 @@ class TranscribePanel(QWidget):
         base = self._transcript or Transcript(language="", language_probability=0.0,
                                               duration=segments[-1].end)
         return Transcript(language=base.language, language_probability=base.language_probability,
-                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id)
+                          duration=base.duration, segments=segments, task=base.task, model_id=base.model_id,
+                          speaker_names=self.view.speaker_names())
 
     def _on_segment_edited(self, segment_id: int, text: str) -> None:
         if self._record_id is not None:
             self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
+
+    def _on_speaker_renamed(self, label: str, name: str) -> None:
+        if self._record_id is not None:
+            self._tasks.spawn(self.host.rename_speaker(self._record_id, label, name), "renaming the speaker")
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:
@@ -318,9 +329,7 @@ class TranscribePanel(QWidget):
         if transcript is None:
             raise InvalidParameterError("There is no transcript to export", "open or transcribe a file first")
         path = Path(path)
-        fmt = (fmt or path.suffix.lstrip(".") or "txt").lower()
-        if fmt not in EXPORT_FORMATS:
-            raise InvalidParameterError(f"Cannot export as '{fmt}'", "use .txt, .srt, .vtt or .json")
+        fmt = export_format(fmt, path).name
         if path.suffix.lower() != f".{fmt}":
             path = path.with_name(path.name + f".{fmt}")
         written = await self.host.export(transcript, path, fmt)

@@ -56,7 +56,7 @@ QT_EXCLUDES = tuple(f"PySide6.{m}" for m in (
 OTHER_EXCLUDES = (
     "tkinter", "matplotlib", "IPython", "jupyter", "notebook", "pytest", "pytestqt", "_pytest",
     "faster_whisper", "ctranslate2", "sentence_transformers", "jiwer", "whisper_normalizer", "openai",
-    "tensorflow", "keras", "jax", "flax", "torchvision", "torchaudio", "sklearn", "scipy", "pandas",
+    "tensorflow", "keras", "jax", "flax", "torchvision", "torchaudio", "pandas",
     "torch.utils.tensorboard", "tensorboard", "PyQt5", "PyQt6", "PySide2", "pyqtgraph.opengl",
     "pyqtgraph.examples", "PyInstaller",
     # found in the build but never imported by the app (checked against sys.modules after a transcription,
@@ -64,6 +64,9 @@ OTHER_EXCLUDES = (
     # tools (31 MiB with their shared libraries)
     "PIL", "hf_xet", "rich", "pygments", "pydantic", "pydantic_core", "networkx", "setuptools",
     "pkg_resources", "click", "google", "fsspec",
+    # optional extras the package leaves out (pip install ferrum-desktop[...] adds them): `ferrum batch` on
+    # Ray (cluster), speaker labels (diarization: resemblyzer's weights, scikit-learn), and the test tools
+    "ray", "resemblyzer", "librosa", "webrtcvad", "sklearn", "scipy", "pyannote", "importlinter", "grimp",
 )
 EXCLUDES = QT_EXCLUDES + OTHER_EXCLUDES
 
