@@ -50,7 +50,7 @@ QT_EXCLUDES = tuple(f"PySide6.{m}" for m in (
     "QtDataVisualization", "QtMultimedia", "QtMultimediaWidgets", "QtPdf", "QtPdfWidgets", "QtPositioning",
     "QtLocation", "QtBluetooth", "QtNfc", "QtSerialPort", "QtSensors", "QtTest", "QtSql", "QtDesigner",
     "QtHelp", "QtUiTools", "QtXml", "QtNetworkAuth", "QtRemoteObjects", "QtScxml", "QtStateMachine",
-    "QtTextToSpeech", "QtSpatialAudio", "QtHttpServer", "QtGraphs", "QtConcurrent", "QtNetwork", "QtDBus",
+    "QtTextToSpeech", "QtSpatialAudio", "QtHttpServer", "QtGraphs", "QtConcurrent", "QtDBus",
 ))
 # Test-only, development-only or optional packages that transformers/torch would otherwise drag in.
 OTHER_EXCLUDES = (
