@@ -61,9 +61,10 @@ def test_queued_job_cancels_at_once_and_running_job_keeps_its_part(engine, tmp_p
     import numpy as np
     import soundfile as sf
 
+    # the 13 different LibriVox sentences, ~100 s (one sentence tiled would be a repetition loop to the decoder)
     long = tmp_path / "long.wav"
-    clip, _ = sf.read(str(DEV_CLIP), dtype="float32")
-    sf.write(str(long), np.tile(np.concatenate([clip, np.zeros(8000, np.float32)]), 12), 16000)  # ~91 s
+    clips = [sf.read(str(p), dtype="float32")[0] for p in sorted((SPEECH_DIR / "pocketsphinx").glob("*.flac"))]
+    sf.write(str(long), np.concatenate([part for clip in clips for part in (clip, np.zeros(8000, np.float32))]), 16000)
     started = threading.Event()
     running = engine.transcribe(long, on_segment=lambda _s: started.set())
     queued = engine.transcribe(SHORT)

@@ -22,7 +22,7 @@ from executors.core.turns import Urgency
 from tests.audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
 from tests.speech_eval import corpus_wer
 
-FILE_SECONDS = 150.0   # five 30 s windows
+FILE_SECONDS = 300.0   # ten 30 s windows: the file job must outlast a 7 s dictation
 HANDOVER_SLACK_S = 1.0  # from the end of the window in progress to the pass's turn: a loop check, no work
 GUARD_S = 900           # hang guard, not a timing assertion
 
