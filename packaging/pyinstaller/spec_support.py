@@ -66,7 +66,9 @@ OTHER_EXCLUDES = (
     "pkg_resources", "click", "google", "fsspec",
     # optional extras the package leaves out (pip install ferrum-desktop[...] adds them): `ferrum batch` on
     # Ray (cluster), speaker labels (diarization: resemblyzer's weights, scikit-learn), and the test tools
-    "ray", "resemblyzer", "librosa", "webrtcvad", "sklearn", "scipy", "pyannote", "importlinter", "grimp",
+    "ray", "grpc", "resemblyzer", "librosa", "webrtcvad", "sklearn", "scipy", "pyannote", "importlinter", "grimp",
+    # librosa's JIT compiler, which pyqtgraph also tries (and does without): 180 MiB with LLVM
+    "numba", "llvmlite",
 )
 EXCLUDES = QT_EXCLUDES + OTHER_EXCLUDES
 
