@@ -26,13 +26,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
-CLIP = EVAL / "speech-dev" / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0890.flac"  # 5.3 s
+from bench.eval_data import eval_path  # noqa: E402
+
+CLIP = ("speech-dev", "pocketsphinx", "librivox_sense_and_sensibility_01_austen_64kb-0890.flac")  # 5.3 s
 TOKEN = "bench-token"
 
 
 def _texts() -> list[str]:
-    lines = (EVAL / "text-dev" / "newsgroups_mini.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = eval_path("text-dev", "newsgroups_mini.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["subject"] for line in lines]
 
 
@@ -78,7 +79,7 @@ def main() -> int:
     threading.Thread(target=loop.run_forever, daemon=True).start()
     url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(60)
     client = openai.OpenAI(base_url=url, api_key=TOKEN, max_retries=0, timeout=600)
-    audio = CLIP.read_bytes()
+    audio = eval_path(*CLIP).read_bytes()
     texts = _texts()
 
     def batches(n: int, offset: int) -> list[list[str]]:

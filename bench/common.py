@@ -6,7 +6,6 @@ alternates engines per repetition and everything reports medians.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -15,9 +14,10 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-# FERRUM_EVAL_DIR: for a machine where the eval data is not beside the checkout
-EVAL_DIR = Path(os.environ.get("FERRUM_EVAL_DIR") or Path(__file__).resolve().parents[1].parent / "shared" / "eval")
-SPEECH_DEV = EVAL_DIR / "speech-dev"
+from bench.eval_data import eval_path, eval_root
+
+# where speech-dev is expected (FERRUM_EVAL_DIR, else ../shared/eval); readers check it via eval_path
+SPEECH_DEV = eval_root() / "speech-dev"
 SAMPLE_RATE = 16000
 
 
@@ -27,11 +27,13 @@ class Utterance:
     reference: str
 
 
-def load_speech_dev(root: Path = SPEECH_DEV) -> list[Utterance]:
-    """Every utterance of speech-dev, sorted by path (the order that slices are defined on)."""
+def load_speech_dev(root: Path | None = None) -> list[Utterance]:
+    """Every utterance of speech-dev (or of a folder with its layout, such as tests/data/speech), sorted by
+    path (the order that slices are defined on). Raises ``EvalDataMissing`` when speech-dev is absent."""
+    root = root or eval_path("speech-dev")
     tsv = root / "transcripts.tsv"
     if not tsv.is_file():
-        raise FileNotFoundError(f"{tsv} not found: the shared eval data must sit in ../shared/eval beside the checkout")
+        raise FileNotFoundError(f"{tsv} not found")
     rows = []
     for line in tsv.read_text(encoding="utf-8").splitlines()[1:]:
         if line.strip():
@@ -46,7 +48,7 @@ def evenly_spaced(items: list, count: int) -> list:
     return [items[(i * len(items)) // count] for i in range(count)]
 
 
-def dev_slice(count: int = 60, root: Path = SPEECH_DEV) -> list[Utterance]:
+def dev_slice(count: int = 60, root: Path | None = None) -> list[Utterance]:
     """A fixed, deterministic slice mixing both subsets in proportion, with at least a few of the
     smaller (LibriVox/commands) one so longer natural sentences are always covered."""
     rows = load_speech_dev(root)

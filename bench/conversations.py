@@ -5,6 +5,9 @@ LibriVox "Sense and Sensibility" reader, and the pocketsphinx "cards" speaker. A
 takes clips of two or three of them in a seeded random turn order with pauses between turns; the
 reference turn of a clip is where its signal rises above a floor of -35 dB under the clip's loudest
 10 ms (the clips carry some leading/trailing silence that is nobody's turn).
+
+Clips come from ``root``: speech-dev of the evaluation sets by default, or any folder with its layout
+(the tests pass ``tests/data/speech``, which has the same three voices).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import SPEECH_DEV, read_audio
+from bench.common import read_audio
+from bench.eval_data import eval_path
 
 RATE = 16000
 VOICES = {
@@ -40,8 +44,13 @@ class Conversation:
         return {t[2] for t in self.turns}
 
 
-def voice_clips(voice: str) -> list[Path]:
-    return sorted(SPEECH_DEV.glob(VOICES[voice]))
+def voice_clips(voice: str, root: Path | None = None) -> list[Path]:
+    """The clips of one voice under ``root`` (default: speech-dev; ``EvalDataMissing`` when absent)."""
+    folder = root or eval_path("speech-dev")
+    clips = sorted(folder.glob(VOICES[voice]))
+    if not clips:
+        raise FileNotFoundError(f"no {voice} clips ({VOICES[voice]}) under {folder}")
+    return clips
 
 
 def _voiced_bounds(clip: np.ndarray, floor_db: float = -35.0) -> tuple[int, int]:
@@ -65,21 +74,23 @@ def join_turns(clips: list[tuple[str, np.ndarray]], gaps: list[float], name: str
     return Conversation(name, np.concatenate(parts).astype(np.float32), turns)
 
 
-def conversation(voices: list[str], n_turns: int, seed: int, gap_range=(0.3, 1.0)) -> Conversation:
+def conversation(voices: list[str], n_turns: int, seed: int, gap_range=(0.3, 1.0),
+                 root: Path | None = None) -> Conversation:
     """``n_turns`` turns, never the same voice twice in a row, clips drawn without repeats."""
     rng = random.Random(seed)
-    pools = {v: rng.sample(voice_clips(v), len(voice_clips(v))) for v in voices}
+    clips_of = {v: voice_clips(v, root) for v in voices}
+    pools = {v: rng.sample(clips_of[v], len(clips_of[v])) for v in voices}
     clips, last = [], None
     for _ in range(n_turns):
         voice = rng.choice([v for v in voices if v != last and pools[v]] or voices)
         last = voice
-        clips.append((voice, read_audio(pools[voice].pop() if pools[voice] else rng.choice(voice_clips(voice)))))
+        clips.append((voice, read_audio(pools[voice].pop() if pools[voice] else rng.choice(clips_of[voice]))))
     gaps = [0.5] + [rng.uniform(*gap_range) for _ in clips[1:]]
     return join_turns(clips, gaps, f"{'+'.join(voices)}-{seed}")
 
 
-def single_voice(voice: str, n_clips: int, seed: int) -> Conversation:
-    return conversation([voice], n_turns=n_clips, seed=seed)
+def single_voice(voice: str, n_clips: int, seed: int, root: Path | None = None) -> Conversation:
+    return conversation([voice], n_turns=n_clips, seed=seed, root=root)
 
 
 def conversation_set(seeds=range(6)) -> list[Conversation]:

@@ -22,10 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import EVAL_DIR  # noqa: E402
 from bench.conversations import Conversation, conversation_set  # noqa: E402
+from bench.eval_data import eval_path  # noqa: E402
 
-MEETINGS = EVAL_DIR / "diarization-dev"
 COLLAR = 0.25
 
 
@@ -47,11 +46,12 @@ def der(reference, hypothesis, duration: float) -> dict:
     return metric(annotation(reference), annotation(hypothesis), uem=Timeline([Segment(0, duration)]), detailed=True)
 
 
-def meetings() -> list[tuple[str, Path, list, float]]:
+def meetings(folder: Path | None = None) -> list[tuple[str, Path, list, float]]:
+    """The meeting excerpts of ``folder`` (default: diarization-dev of the evaluation sets)."""
     from executors.transcripts.rttm import parse_rttm
 
     out = []
-    for rttm in sorted(MEETINGS.glob("*.rttm")):
+    for rttm in sorted((folder or eval_path("diarization-dev")).glob("*.rttm")):
         turns = next(iter(parse_rttm(rttm.read_text(encoding="utf-8")).values()))
         start, end = map(float, (rttm.with_suffix(".uem").read_text().split()[2:4]))
         out.append((rttm.stem, rttm.with_suffix(".flac"), turns, end - start))

@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "text-dev" / "newsgroups_mini.jsonl"
+from bench.eval_data import eval_path  # noqa: E402
 
 
 def load_texts(path: Path, limit: int | None) -> list[str]:
@@ -56,7 +56,8 @@ def cosine_rows(a, b):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None,
+                        help="newsgroups JSONL (default: text-dev of the evaluation sets, FERRUM_EVAL_DIR)")
     parser.add_argument("--model", help="model folder (default: bundled all-MiniLM-L6-v2)")
     # 1 by default: on a shared machine a multi-thread OpenMP team waits on descheduled threads
     # at every op, which swamps what is measured; pass --threads N on an idle machine
@@ -72,7 +73,7 @@ def main() -> int:
 
     from executors.bert import BertModelExecutor
 
-    texts = load_texts(args.data, args.limit)
+    texts = load_texts(args.data or eval_path("text-dev", "newsgroups_mini.jsonl"), args.limit)
     folder = model_folder(args.model)
     ours = BertModelExecutor.load(folder, device="cpu", threads=args.threads, cache_bytes=0,
                                   token_budget=args.token_budget)

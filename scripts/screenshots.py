@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EVAL = ROOT.parent / "shared" / "eval"
-CLIP = EVAL / "speech-dev" / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0880.flac"
-POSTS = EVAL / "text-dev" / "newsgroups_mini.jsonl"
+DATA = ROOT / "tests" / "data"   # the repository's own clips and posts (see its README)
+CLIP = DATA / "speech" / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0880.flac"
+POSTS = DATA / "text" / "newsgroups_mini.jsonl"
 QUERY = "launching a satellite into orbit"
 
 
@@ -44,7 +44,7 @@ def joined_speech(path: Path) -> Path:
     import soundfile as sf
 
     pieces = []
-    for clip in sorted((EVAL / "speech-dev" / "pocketsphinx").glob("librivox_*.flac"))[:5]:
+    for clip in sorted((DATA / "speech" / "pocketsphinx").glob("librivox_*.flac"))[:5]:
         audio, rate = sf.read(str(clip), dtype="float32")
         pieces += [audio, np.zeros(int(0.9 * rate), dtype="float32")]
     sf.write(str(path), np.concatenate(pieces), rate)
@@ -77,7 +77,7 @@ async def capture_speakers(window, host, out: Path, suffix: str, work: Path) -> 
     from bench.conversations import conversation
 
     path = work / "conversation.wav"
-    sf.write(str(path), conversation(["asterisk", "librivox", "cards"], n_turns=6, seed=1).audio, 16000)
+    sf.write(str(path), conversation(["asterisk", "librivox", "cards"], n_turns=6, seed=1, root=DATA / "speech").audio, 16000)
     transcribe = window.show_panel("transcribe")
     transcribe.options_bar.speakers.setChecked(True)
     window.enqueue([path])

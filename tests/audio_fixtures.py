@@ -1,4 +1,4 @@
-"""Helpers for the audio tests: real speech clips and encoders for every supported format."""
+"""Helpers for the audio tests: real speech clips (tests/data) and encoders for every supported format."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-EVAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
-SPEECH_DIR = EVAL_DIR / "speech-dev"
+from fixture_data import SPEECH as SPEECH_DIR
+
 # A 7.1 s LibriVox sentence (full-band speech, 16 kHz mono FLAC).
 DEV_CLIP = SPEECH_DIR / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0870.flac"
 

@@ -1,4 +1,13 @@
-"""Shared test set-up: offline model loading, throw-away data dirs, shared real models.
+"""Shared test set-up: offline model loading, throw-away data dirs, shared real models, and the two
+test tiers (see tests/README.md).
+
+* In-repo data (``tests/data``, the quick tier reads only this): fixtures ``speech_dir``, ``text_dir``,
+  ``diarization_dir``, ``long_speech``; module ``fixture_data`` for the same paths and readers.
+* Evaluation sets (``FERRUM_EVAL_DIR``, default ``../shared/eval``): fixtures ``eval_dir``,
+  ``eval_speech_dir``, ``eval_text_dir``, ``eval_diarization_dir`` (a test using one is marked ``eval``
+  automatically); module ``speech_eval`` (``require_eval``, ``eval_slice``…) for tests marked
+  ``@pytest.mark.eval`` by hand. Missing data skips such a test with the reason; an unmarked test that
+  reaches for it fails, so the quick tier (``-m "not slow and not eval"``) provably needs no eval data.
 
 Environment variables are set before anything imports transformers or Qt.
 """
@@ -17,28 +26,98 @@ os.environ["FERRUM_DATA_DIR"] = str(_SESSION_TMP / "data")
 # Converted models are a pure cache keyed by content hash: reuse it across runs unless told not to.
 os.environ.setdefault("FERRUM_CACHE_DIR", str(Path(tempfile.gettempdir()) / "ferrum-test-cache"))
 
+import fixture_data  # noqa: E402
 import pytest  # noqa: E402
+from speech_eval import require_eval  # noqa: E402
 
-EVAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
-SPEECH_DIR = EVAL_DIR / "speech-dev"
-TEXT_DIR = EVAL_DIR / "text-dev"
+from bench.eval_data import MISSING_PREFIX  # noqa: E402
+
+EVAL_FIXTURES = {"eval_dir", "eval_speech_dir", "eval_text_dir", "eval_diarization_dir"}
+
+
+# ---- tiers: tests that read the evaluation sets carry the ``eval`` marker ----
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if EVAL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.eval)
+
+
+def _eval_data_missing(call) -> str | None:
+    """The message when this phase stopped because evaluation data is absent (a skip from
+    ``require_eval`` or an ``EvalDataMissing`` raised by bench code)."""
+    if call.excinfo is None:
+        return None
+    exc = call.excinfo.value
+    message = str(getattr(exc, "msg", None) or exc)
+    if type(exc).__name__ == "EvalDataMissing" or (call.excinfo.errisinstance(pytest.skip.Exception)
+                                                    and message.startswith(MISSING_PREFIX)):
+        return message
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    missing = _eval_data_missing(call)
+    if missing is None:
+        return
+    if item.get_closest_marker("eval") is None:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} reads the evaluation sets but is not marked eval: mark it "
+                           f"@pytest.mark.eval (or use tests/data through fixture_data) [{missing}]")
+    elif report.failed:
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {missing}")
+
+
+# ---- data: in-repo fixtures (quick tier) and the evaluation sets (eval tier) ----
+
+@pytest.fixture(scope="session")
+def speech_dir() -> Path:
+    """tests/data/speech: 50 short clips in speech-dev's layout (``transcripts.tsv``, ``asterisk/``,
+    ``pocketsphinx/``)."""
+    return fixture_data.SPEECH
+
+
+@pytest.fixture(scope="session")
+def text_dir() -> Path:
+    """tests/data/text: ``newsgroups_mini.jsonl`` (the 200 posts of text-dev)."""
+    return fixture_data.TEXT
+
+
+@pytest.fixture(scope="session")
+def diarization_dir() -> Path:
+    """tests/data/diarization: one 4-speaker excerpt with its ``.rttm`` and ``.uem``."""
+    return fixture_data.DIARIZATION
+
+
+@pytest.fixture(scope="session")
+def long_speech():
+    """(audio, reference) of tests/data/speech/long: about a minute of whole sentences, 16 kHz float32."""
+    return fixture_data.long_speech()
 
 
 @pytest.fixture(scope="session")
 def eval_dir() -> Path:
-    if not EVAL_DIR.is_dir():
-        pytest.fail(f"evaluation data missing at {EVAL_DIR} (expected ../shared/eval beside the checkout)")
-    return EVAL_DIR
+    """The evaluation folder (``FERRUM_EVAL_DIR`` or ../shared/eval); skips the test when absent."""
+    return require_eval()
 
 
 @pytest.fixture(scope="session")
-def speech_dir(eval_dir) -> Path:
-    return eval_dir / "speech-dev"
+def eval_speech_dir() -> Path:
+    return require_eval("speech-dev")
 
 
 @pytest.fixture(scope="session")
-def text_dir(eval_dir) -> Path:
-    return eval_dir / "text-dev"
+def eval_text_dir() -> Path:
+    return require_eval("text-dev")
+
+
+@pytest.fixture(scope="session")
+def eval_diarization_dir() -> Path:
+    return require_eval("diarization-dev")
 
 
 @pytest.fixture(scope="session")

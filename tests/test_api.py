@@ -106,8 +106,7 @@ def test_transcription_in_every_response_format(client, api, speech_dir, fmt):
 def test_verbose_json_carries_speakers_when_asked(client, tmp_path):
     import soundfile as sf
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from bench.conversations import conversation
+    from fixture_data import conversation
 
     conv = conversation(["asterisk", "librivox"], n_turns=4, seed=3)
     path = tmp_path / "two-voices.wav"

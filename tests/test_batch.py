@@ -23,8 +23,8 @@ from executors.whisper.options import TranscribeOptions
 from ferrum_cli.main import main
 
 CLIPS = [SPEECH_DIR / "asterisk" / n for n in (
-    "activated.flac", "agent-alreadyon.flac", "agent-loggedoff.flac", "agent-newlocation.flac",
-    "agent-user.flac", "astcc-followed-by-the-pound-key.flac")] + [
+    "activated.flac", "agent-alreadyon.flac", "call-fwd-no-ans.flac", "agent-newlocation.flac",
+    "conf-getchannel.flac", "vm-newpassword.flac")] + [
     SPEECH_DIR / "pocketsphinx" / "goforward.flac",
     SPEECH_DIR / "pocketsphinx" / "librivox_sense_and_sensibility_01_austen_64kb-0870.flac"]
 THREADS = 2
@@ -235,8 +235,7 @@ def test_index_into_a_collection_that_ferrum_index_keeps(first_run, archive, tmp
 def test_diarize_labels_speakers_as_the_single_file_cli_does(cluster, tmp_path):
     """``--diarize`` runs the same diarization as ``ferrum transcribe --diarize`` on the workers."""
     import soundfile as sf
-    import speech_eval  # noqa: F401 - puts the repository root on sys.path for bench.*
-    from bench.conversations import conversation
+    from fixture_data import conversation
 
     conv = conversation(["asterisk", "librivox"], n_turns=4, seed=3)
     src = tmp_path / "src"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from fixture_data import speech_utterances
 from speech_eval import corpus_wer, eval_slice, read_audio
 
 from executors.core.errors import InvalidParameterError
 from executors.whisper.beam import Candidate, length_score, rank
 from executors.whisper.options import TranscribeOptions
+
+
+def _decode(whisper_tiny, clips, beams=(1, 5)) -> dict:
+    return {beam: [whisper_tiny.transcribe(read_audio(u.path), TranscribeOptions(language="en", beam_size=beam))
+                   for u in clips] for beam in beams}
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +23,15 @@ def clips():
 
 @pytest.fixture(scope="module")
 def decoded(whisper_tiny, clips):
-    out = {}
-    for beam in (1, 5):
-        opts = TranscribeOptions(language="en", beam_size=beam)
-        out[beam] = [whisper_tiny.transcribe(read_audio(u.path), opts) for u in clips]
-    return out
+    return _decode(whisper_tiny, clips)
 
 
+@pytest.fixture(scope="module")
+def fixture_clips():
+    return speech_utterances()[::7]   # 8 clips of tests/data, both voices
+
+
+@pytest.mark.eval
 def test_beam_is_at_least_as_good_as_greedy(decoded, clips):
     refs = [u.reference for u in clips]
     greedy = corpus_wer(refs, [t.text for t in decoded[1]])
@@ -32,9 +40,9 @@ def test_beam_is_at_least_as_good_as_greedy(decoded, clips):
     assert beam <= greedy + 0.5
 
 
-def test_beam_output_is_well_formed(whisper_tiny, decoded):
+def test_beam_output_is_well_formed(whisper_tiny, fixture_clips):
     st = whisper_tiny.tokens
-    for t in decoded[5]:
+    for t in _decode(whisper_tiny, fixture_clips, beams=(5,))[5]:
         assert t.text.strip()
         for seg in t.segments:
             text_tokens = [x for x in seg.tokens if x < st.eot]
@@ -43,8 +51,8 @@ def test_beam_output_is_well_formed(whisper_tiny, decoded):
             assert seg.avg_logprob < 0 and seg.start <= seg.end
 
 
-def test_patience_and_length_penalty_options(whisper_tiny, clips):
-    audio = read_audio(clips[-1].path)
+def test_patience_and_length_penalty_options(whisper_tiny, fixture_clips):
+    audio = read_audio(fixture_clips[-1].path)
     base = whisper_tiny.transcribe(audio, TranscribeOptions(language="en", beam_size=3)).text
     patient = whisper_tiny.transcribe(audio, TranscribeOptions(language="en", beam_size=3,
                                                                extra={"patience": 2.0, "length_penalty": 1.0})).text

@@ -65,6 +65,7 @@ def int8_minilm(minilm_path):
     return BertModelExecutor.load(minilm_path, device="cpu", quantize=True)
 
 
+@pytest.mark.slow  # dynamic int8 over ~300 texts: about two minutes on 2 cores
 def test_int8_stays_close_to_fp32(minilm, int8_minilm, mixed_texts):
     assert int8_minilm.quantized and int8_minilm.info().dtype == "int8"
     cos = _cosines(int8_minilm.embed(mixed_texts, use_cache=False), minilm.embed(mixed_texts, use_cache=False))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from executors.dictation.typing import PhraseJoiner
 from tests.audio_fixtures import joined_clips
-from tests.speech_eval import corpus_wer, normalize, require_speech_dev
+from tests.speech_eval import corpus_wer, normalize
 from tests.x11 import target, xserver  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,6 @@ def words(text: str) -> list[str]:
 
 
 def test_dictate_types_the_committed_text_into_the_focused_xterm(xserver, target, tmp_path):
-    require_speech_dev()
     wav, reference = joined_clips(tmp_path / "speech.wav")
     env = dict(xserver.env, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
     process = subprocess.Popen([sys.executable, "-m", "ferrum_cli.main", "dictate", "--from-file", str(wav),

@@ -102,6 +102,7 @@ def test_tiny_en_greedy_tokens_equal_ctranslate2(tiny_pair, speech_dir, timestam
     assert sum(bool(t.strip()) for t in texts) >= count - 1, f"suspiciously empty transcripts: {texts}"
 
 
+@pytest.mark.slow  # loads and converts Whisper base besides tiny.en
 def test_multilingual_base_greedy_tokens_equal_ctranslate2(speech_dir):
     if bundled_source("whisper-base") is None:
         pytest.skip("the multilingual extra is not installed")

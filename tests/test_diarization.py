@@ -1,4 +1,4 @@
-"""Speaker diarization on real voices: joined speech-dev conversations, the GE2E encoder, assignment."""
+"""Speaker diarization on real voices: conversations joined from tests/data clips, the GE2E encoder, assignment."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import types
 
 import numpy as np
 import pytest
-import speech_eval  # noqa: F401 - puts the repository root on sys.path for bench.*
-from bench.conversations import conversation, single_voice
+from fixture_data import conversation, single_voice  # puts the repository root on sys.path for bench.*
+
 from bench.diarize import der
 from executors.core.errors import Cancelled, InvalidParameterError
 from executors.core.types import CancelToken

@@ -9,6 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from tests.fixture_data import speech_utterances, utterance
 from tests.speech_eval import (
     corpus_wer,
     dev_slice,
@@ -21,20 +22,33 @@ from tests.speech_eval import (
 RATE = 16000
 
 
+def _joined(utterances) -> tuple[np.ndarray, str]:
+    """Half a second of silence, then the clips 1 s apart; and the joined reference."""
+    audio, reference = long_audio(utterances, seconds=1e9, gap=1.0)
+    return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
+
+
 @pytest.fixture(scope="module")
 def dev_audio():
     """The 13 pocketsphinx utterances (LibriVox sentences, commands, digits) and 28 telephone prompts
-    (294 words), joined with 1 s gaps: on fewer words one number written as digits instead of words
-    ("5, 5. 8" for "five five eight") moves WER by three points on its own."""
+    of the evaluation set (294 words), joined with 1 s gaps: on fewer words one number written as digits
+    instead of words ("5, 5. 8" for "five five eight") moves WER by three points on its own."""
     require_speech_dev()
     picked = [u for u in load_speech_dev() if "pocketsphinx" in str(u.path)]
     picked += [u for u in dev_slice(90) if "asterisk" in str(u.path)][::3]
-    audio, reference = long_audio(picked, seconds=1e9, gap=1.0)
-    return np.concatenate([np.zeros(RATE // 2, np.float32), audio]), reference
+    return _joined(picked)
+
+
+@pytest.fixture(scope="module")
+def pocketsphinx_audio():
+    """The 13 pocketsphinx clips of tests/data joined the same way (the first minute of ``dev_audio``)."""
+    return _joined([u for u in speech_utterances() if u.path.parent.name == "pocketsphinx"])
 
 
 # Committed text within 3 WER points of transcribing the same file (the issue's bound), for the
 # default short encoder context and for full 30 s windows on every step.
+@pytest.mark.eval
+@pytest.mark.slow
 @pytest.mark.timeout(1500)  # the full-window run re-encodes 30 s windows: minutes on a busy 2-core box
 @pytest.mark.parametrize("short_context, step", [(False, 2.0), (True, 1.0)], ids=["full-window", "short-context"])
 def test_file_dictation_matches_offline_accuracy_and_never_rewrites(whisper_tiny_int8, dev_audio, tmp_path,
@@ -75,7 +89,7 @@ def test_file_dictation_matches_offline_accuracy_and_never_rewrites(whisper_tiny
     assert wer_live <= wer_offline + 3.0
 
 
-def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):
+def test_tentative_text_precedes_commits(whisper_tiny_int8, pocketsphinx_audio):
     from executors.dictation import (
         Committed,
         DictationEngine,
@@ -84,7 +98,7 @@ def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):
         Tentative,
     )
 
-    audio, _ = dev_audio
+    audio, _ = pocketsphinx_audio
     long_clip = audio[: 12 * RATE]  # the first few utterances
     events = []
     DictationEngine(whisper_tiny_int8, DictationOptions(step_s=0.5), on_event=events.append).run(
@@ -94,6 +108,7 @@ def test_tentative_text_precedes_commits(whisper_tiny_int8, dev_audio):
     assert kinds.index(Tentative) < kinds.index(Committed)
 
 
+@pytest.mark.slow
 def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
     """30 min of audio at full speed: a clip every 5 minutes, silence between (the VAD skips it)."""
     from executors.dictation import (
@@ -103,8 +118,7 @@ def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
         UtteranceEnd,
     )
 
-    require_speech_dev()
-    clip = read_audio(dev_slice(60)[-1].path)
+    clip = read_audio(utterance("pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0920.flac").path)
     period = 300 * RATE
 
     def chunks():
@@ -136,7 +150,7 @@ def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
     assert engine._buf.data.size == int((options.max_buffer_s + 2.0) * RATE)  # never reallocated
 
 
-def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, dev_audio):
+def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, pocketsphinx_audio):
     from executors.dictation import (
         DictationEngine,
         DictationOptions,
@@ -144,7 +158,7 @@ def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, dev_a
         Overrun,
     )
 
-    audio, _ = dev_audio
+    audio, _ = pocketsphinx_audio
     events = []
     engine = DictationEngine(whisper_tiny_int8, DictationOptions(ring_seconds=0.3), on_event=events.append)
     summary = engine.run(FileSource(audio[: 10 * RATE], RATE, speed=100.0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import zlib
 from pathlib import Path
@@ -48,7 +49,20 @@ def _write(folder: Path, files: dict[str, str]) -> None:
 
 def _references(speech_dir: Path, n: int) -> list[str]:
     lines = (speech_dir / "transcripts.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    assert len(lines) >= n, f"the test needs {n} references"
     return [line.split("\t", 1)[1].strip() for line in lines[:n]]
+
+
+def _post_bodies(text_dir: Path, words: int) -> str:
+    """Newsgroup post bodies, in file order, until about ``words`` words."""
+    bodies, count = [], 0
+    for line in (text_dir / "newsgroups_mini.jsonl").read_text(encoding="utf-8").splitlines():
+        body = json.loads(line)["body"]
+        bodies.append(body)
+        count += len(body.split())
+        if count >= words:
+            break
+    return "\n\n".join(bodies)
 
 
 def test_reindexing_embeds_only_what_changed(store, minilm, tmp_path):
@@ -90,9 +104,9 @@ def test_a_file_deleted_from_an_indexed_file_list_is_removed(store, minilm, tmp_
         index_paths(store, minilm, [tmp_path / "never-there.txt"], collection="c")
 
 
-def test_cancel_mid_file_leaves_no_partial_document(store, minilm, tmp_path, speech_dir):
+def test_cancel_mid_file_leaves_no_partial_document(store, minilm, tmp_path, speech_dir, text_dir):
     small = " ".join(_references(speech_dir, 3))
-    long_text = " ".join(_references(speech_dir, 200))
+    long_text = _post_bodies(text_dir, 1400)
     _write(tmp_path / "docs", {"a_small.txt": small, "b_long.txt": long_text})
     options = ChunkOptions(max_tokens=40, overlap_tokens=8)  # many chunks: several embedding batches
     cancel = CancelToken()
@@ -120,7 +134,7 @@ def test_cancel_mid_file_leaves_no_partial_document(store, minilm, tmp_path, spe
 
 
 def test_chunks_fit_the_model_and_overlap(minilm, speech_dir):
-    text = "\n".join(_references(speech_dir, 120))
+    text = "\n".join(_references(speech_dir, 50))
     chunks = chunk_text(text, minilm, ChunkOptions(max_tokens=64, overlap_tokens=16))
     assert len(chunks) > 5
     for a, b in itertools.pairwise(chunks):

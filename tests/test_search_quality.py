@@ -9,6 +9,8 @@ import pytest
 
 from executors.search import SearchStore, index_paths, search_text
 
+pytestmark = pytest.mark.slow   # embeds all 200 posts
+
 SPACE_QUERY = "spaceflight: rockets launching spacecraft into orbit"
 RELIGION_QUERY = "arguments about religion and whether God exists"
 

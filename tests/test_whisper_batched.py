@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 
 import pytest
-from speech_eval import corpus_wer, eval_slice, load_speech_dev, long_audio, normalize, read_audio, require_speech_dev
+from fixture_data import long_speech, speech_utterances
+from speech_eval import corpus_wer, normalize, read_audio
 
 from executors.core.errors import Cancelled
 from executors.core.types import CancelToken
@@ -22,8 +23,7 @@ SR = 16000
 
 @pytest.fixture(scope="module")
 def long_input():
-    require_speech_dev()
-    return long_audio(load_speech_dev(), 75.0)   # ~75 s: three windows
+    return long_speech(75.0)   # ~75 s: three windows
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_windows_end_in_quiet_places(long_input):
 
 
 def test_many_clips_in_one_batch_give_the_sequential_text(whisper_tiny):
-    clips = eval_slice()[::6]
+    clips = speech_utterances()[::5]   # 10 clips, both voices
     audios = [read_audio(u.path) for u in clips]
     single = [whisper_tiny.transcribe(a, TranscribeOptions(language="en")).text for a in audios]
     packed = [t.text for t in transcribe_many(whisper_tiny, audios, TranscribeOptions(language="en",

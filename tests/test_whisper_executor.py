@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from speech_eval import (
-    corpus_wer,
-    load_speech_dev,
-    long_audio,
-    normalize,
-    require_speech_dev,
-)
+from fixture_data import long_speech, speech_utterances
+from speech_eval import corpus_wer, load_speech_dev, normalize, require_speech_dev
 
 from executors.core.errors import Cancelled, InvalidParameterError, NotFoundError
 from executors.core.types import CancelToken
@@ -29,15 +24,15 @@ SR = 16000
 
 
 def _clips(count: int):
-    require_speech_dev()
-    rows = load_speech_dev()
+    rows = speech_utterances()
     return [rows[(i * len(rows)) // count] for i in range(count)]
 
 
 @pytest.fixture(scope="module")
 def long_input(tmp_path_factory):
-    """About 150 s of dev clips joined with short pauses, written to FLAC (read back by streaming)."""
-    audio, reference = long_audio(_clips(60), seconds=150.0)
+    """About 150 s of speech (the joined minute, then the short clips) with short pauses, written to FLAC
+    (read back by streaming)."""
+    audio, reference = long_speech(seconds=150.0)
     path = tmp_path_factory.mktemp("long") / "joined.flac"
     sf.write(str(path), audio, SR)
     return path, audio, reference
@@ -64,7 +59,9 @@ def test_from_path_rejects_a_folder_without_a_model(tmp_path):
         WhisperModelExecutor.from_path(tmp_path, "cpu", "float32")
 
 
+@pytest.mark.eval
 def test_dev_clips_are_transcribed_accurately(whisper_tiny):
+    require_speech_dev()
     sentences = [u for u in load_speech_dev() if len(u.reference.split()) >= 6]
     clips = [sentences[(i * len(sentences)) // 6] for i in range(6)]
     hyps = [whisper_tiny.transcribe(c.path).text for c in clips]
@@ -219,8 +216,7 @@ def whisper_base():
 
 
 def test_multilingual_model_detects_language_and_translates(whisper_base):
-    require_speech_dev()
-    clip = next(u for u in load_speech_dev() if u.path.parent.name == "pocketsphinx")
+    clip = next(u for u in speech_utterances() if u.path.parent.name == "pocketsphinx")
     assert whisper_base.is_multilingual
     ranked = whisper_base.detect_language(clip.path)
     probs = [p for _, p in ranked]

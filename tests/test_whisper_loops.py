@@ -1,6 +1,6 @@
 """Breath and room noise must not come out as a repetition loop.
 
-The clips are made from dev audio: the quietest quarter of a recording's 20 ms frames (breaths,
+The clips are made from two recordings of tests/data: the quietest quarter of a recording's 20 ms frames (breaths,
 lip noise, the tail of words), joined and looped to 6 s and raised 18 dB. With per-tensor int8 and
 no n-gram check, tiny.en decoded the first as "Slicka lamproom! Slicka frroom! Slicka frroom! ..."
 and the second as "I'm going to go back. I'm going to go back. I'm going to go back."
@@ -13,7 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from speech_eval import SPEECH_DEV, normalize, read_audio, require_speech_dev
+from fixture_data import SPEECH
+from speech_eval import normalize, read_audio
 
 from executors.whisper.options import TranscribeOptions
 from executors.whisper.quality import is_loop, longest_repeat
@@ -31,8 +32,7 @@ def breath_clip(path, seconds: float = 6.0, gain: float = 8.0) -> np.ndarray:
 
 @pytest.fixture(scope="module", params=CLIPS)
 def breath(request):
-    require_speech_dev()
-    return breath_clip(SPEECH_DEV / request.param)
+    return breath_clip(SPEECH / request.param)
 
 
 def _no_loop(text: str) -> None:

@@ -16,7 +16,7 @@ from speech_eval import eval_slice, read_audio
 from executors.whisper.batched import transcribe_many
 from executors.whisper.options import TranscribeOptions
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+pytestmark = [pytest.mark.slow, pytest.mark.eval, pytest.mark.timeout(2400)]
 
 CLIPS = 40
 

@@ -13,7 +13,7 @@ from executors.whisper.options import TranscribeOptions
 
 MARGIN = 0.5   # WER points we may be above faster-whisper
 # 3 x 60 clips through two engines: minutes on 2 free cores, far longer on a shared, loaded box
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+pytestmark = [pytest.mark.slow, pytest.mark.eval, pytest.mark.timeout(2400)]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import pytest
 
 from executors.whisper.options import TranscribeOptions
 from executors.whisper.word_timing import dtw_path, merge_punctuation
-from speech_eval import SPEECH_DEV, read_audio, require_speech_dev
+from fixture_data import SPEECH
+from speech_eval import read_audio
 
 SR = 16000
 CLIP_A = "pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0870.flac"
@@ -24,8 +25,7 @@ def energy_span(audio: np.ndarray) -> tuple[float, float]:
 @pytest.fixture(scope="module")
 def two_sentences():
     """1 s silence, sentence A, 2 s silence, sentence B, 1 s silence; with each sentence's speech span."""
-    require_speech_dev()
-    a, b = read_audio(SPEECH_DEV / CLIP_A), read_audio(SPEECH_DEV / CLIP_B)
+    a, b = read_audio(SPEECH / CLIP_A), read_audio(SPEECH / CLIP_B)
     lead, gap = 1.0, 2.0
     audio = np.concatenate([np.zeros(int(lead * SR), np.float32), a, np.zeros(int(gap * SR), np.float32), b,
                             np.zeros(SR, np.float32)])

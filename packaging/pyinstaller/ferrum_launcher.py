@@ -1,7 +1,8 @@
-"""Entry point of both frozen executables: ``ferrum-gui`` starts the app, anything else runs the CLI.
+"""Entry point of both frozen programs: started as ``ferrum-gui`` it runs the app, under any other name the CLI.
 
 One script for both keeps a single PyInstaller analysis (torch + transformers take most of the build
-time); the executable's own name picks the program.
+time). The name it was started as picks the program: on Linux ``ferrum-gui`` is a link to ``ferrum``
+(``argv[0]``), elsewhere its own executable.
 """
 
 import multiprocessing
@@ -14,7 +15,7 @@ def main() -> int:
     multiprocessing.freeze_support()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundle carries its models; never reach the hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    name = Path(sys.executable).stem.lower()
+    name = Path(sys.argv[0] or sys.executable).stem.lower()
     if name.startswith("ferrum-gui"):
         from ferrum_gui.app import main as gui_main
         return gui_main()

@@ -7,9 +7,14 @@ Kept apart from ``ferrum-desktop.spec`` so that tests can check every path witho
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import importlib.metadata
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,17 +50,54 @@ QT_EXCLUDES = tuple(f"PySide6.{m}" for m in (
     "QtDataVisualization", "QtMultimedia", "QtMultimediaWidgets", "QtPdf", "QtPdfWidgets", "QtPositioning",
     "QtLocation", "QtBluetooth", "QtNfc", "QtSerialPort", "QtSensors", "QtTest", "QtSql", "QtDesigner",
     "QtHelp", "QtUiTools", "QtXml", "QtNetworkAuth", "QtRemoteObjects", "QtScxml", "QtStateMachine",
-    "QtTextToSpeech", "QtSpatialAudio", "QtHttpServer", "QtGraphs", "QtConcurrent",
+    "QtTextToSpeech", "QtSpatialAudio", "QtHttpServer", "QtGraphs", "QtConcurrent", "QtDBus",
 ))
 # Test-only, development-only or optional packages that transformers/torch would otherwise drag in.
 OTHER_EXCLUDES = (
     "tkinter", "matplotlib", "IPython", "jupyter", "notebook", "pytest", "pytestqt", "_pytest",
     "faster_whisper", "ctranslate2", "sentence_transformers", "jiwer", "whisper_normalizer", "openai",
-    "tensorflow", "keras", "jax", "flax", "torchvision", "torchaudio", "sklearn", "scipy", "pandas",
+    "tensorflow", "keras", "jax", "flax", "torchvision", "torchaudio", "pandas",
     "torch.utils.tensorboard", "tensorboard", "PyQt5", "PyQt6", "PySide2", "pyqtgraph.opengl",
     "pyqtgraph.examples", "PyInstaller",
+    # found in the build but never imported by the app (checked against sys.modules after a transcription,
+    # an embedding and the main window): images, hub downloads, pretty printing, validation, graphs, build
+    # tools (31 MiB with their shared libraries)
+    "PIL", "hf_xet", "rich", "pygments", "pydantic", "pydantic_core", "networkx", "setuptools",
+    "pkg_resources", "click", "google", "fsspec",
+    # optional extras the package leaves out (pip install ferrum-desktop[...] adds them): `ferrum batch` on
+    # Ray (cluster), speaker labels (diarization: resemblyzer's weights, scikit-learn), and the test tools
+    "ray", "grpc", "resemblyzer", "librosa", "webrtcvad", "sklearn", "scipy", "pyannote", "importlinter", "grimp",
+    # librosa's JIT compiler, which pyqtgraph also tries (and does without): 180 MiB with LLVM
+    "numba", "llvmlite",
 )
 EXCLUDES = QT_EXCLUDES + OTHER_EXCLUDES
+
+# Files the hooks collect that nothing loads at run time (bundle paths, fnmatch patterns; ``*`` spans ``/``).
+# torch's hook takes every data file and shared library of the wheel: its C++ test programs, headers,
+# protoc and test-only operator libraries are ~130 MB of the CPU wheel. Qt's hooks take every plugin: the app
+# needs the xcb, Wayland and offscreen platforms, not framebuffer/EGL/VNC ones, nor the GTK theme (which drags
+# in GTK's libraries), network backends or image formats beyond SVG/PNG/JPEG/ICO/GIF.
+_QT_PLUGINS = "PySide6/Qt/plugins/"
+PRUNE = (
+    "torch/test/*", "torch/bin/*", "torch/include/*", "torch/share/*",
+    "torch/lib/libjitbackend_test.so", "torch/lib/libtorchbind_test.so",
+    "torch/lib/libbackend_with_compiler.so", "torch/lib/libaoti_custom_ops.so",
+    # silero-vad ships its model in eight formats; executors/audio/vad.py loads silero_vad.onnx only
+    "silero_vad/data/silero_vad.jit", "silero_vad/data/silero_vad_*",
+    *(_QT_PLUGINS + p for p in (
+        "platforms/libqeglfs.so", "platforms/libqlinuxfb.so", "platforms/libqminimalegl.so", "platforms/libqvnc.so",
+        "platforms/libqvkkhrdisplay.so", "platformthemes/libqgtk3.so", "generic/*", "egldeviceintegrations/*",
+        "networkinformation/*", "tls/*", "imageformats/libqtiff.so", "imageformats/libqwebp.so",
+        "imageformats/libqtga.so", "imageformats/libqwbmp.so", "imageformats/libqicns.so")),
+)
+PRUNE_KEEP = ("torch/bin/torch_shm_manager",)   # ``import torch`` checks that it exists
+# Shared libraries shipped with their symbol tables: stripped in the Linux folder (-93 MiB for torch, -16 for
+# libpython); the dynamic symbols stay, so loading is unchanged.
+STRIP = ("torch/lib/*.so*", "libpython3*.so*")
+# One executable on Linux, where console and windowed programs are the same: ``ferrum-gui`` is a link to
+# ``ferrum`` and the launcher picks the program by the name it was started as (each executable carries all
+# the Python code, 66 MiB). Windows and macOS need a windowed program of its own.
+GUI_LINK = sys.platform.startswith("linux")
 
 
 @dataclass(frozen=True)
@@ -139,6 +181,86 @@ def hidden_imports(multilingual: bool | None = None) -> list[str]:
             names += collect_submodules(f"transformers.models.{model}")
     names += list(model_packages(multilingual)) + list(EXTRA_HIDDEN)
     return names
+
+
+def transformers_excludes() -> list[str]:
+    """Every ``transformers.models.*`` package the kept models do not import (about 550 of them: their
+    sources and bytecode are ~60 MiB). The kept ones are ``TRANSFORMERS_MODELS``, ``auto`` and what they
+    import, and the packages ``AutoTokenizer`` imports to find their tokenizer classes;
+    ``modular_*.py`` files are code generators, never imported."""
+    models = package_dir("transformers.models")
+    if models is None:
+        return []
+    seeds = {"auto", *TRANSFORMERS_MODELS, *_tokenizer_lookup_packages(TRANSFORMERS_MODELS)}
+    keep, todo = set(seeds), list(seeds)
+    imports = re.compile(r"^\s*(?:from\s+(?:\.\.|transformers\.models\.)(\w+)|import\s+transformers\.models\.(\w+))",
+                         re.MULTILINE)
+    while todo:
+        for source in (models / todo.pop()).rglob("*.py"):
+            if source.name.startswith("modular_"):
+                continue
+            for found in imports.findall(source.read_text(encoding="utf-8", errors="ignore")):
+                name = found[0] or found[1]
+                if name not in keep and (models / name).is_dir():
+                    keep.add(name)
+                    todo.append(name)
+    return sorted(f"transformers.models.{d.name}" for d in models.iterdir()
+                  if d.is_dir() and (d / "__init__.py").is_file() and d.name not in keep)
+
+
+def _tokenizer_lookup_packages(model_types) -> set[str]:
+    """``AutoTokenizer`` finds a tokenizer class by name by importing the first model package that lists
+    it in ``TOKENIZER_MAPPING_NAMES`` (for ``BertTokenizer`` that is ``align``, not ``bert``): those
+    packages, for the tokenizer classes of ``model_types``."""
+    try:
+        from transformers.models.auto.configuration_auto import model_type_to_module_name
+        from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
+    except ImportError:
+        return set()
+
+    def names(value) -> tuple:
+        return tuple(n for n in (value if isinstance(value, (tuple, list)) else (value,)) if n)
+
+    mapping = [(model_type_to_module_name(t), names(v)) for t, v in TOKENIZER_MAPPING_NAMES.items()]
+    wanted = {n for module, classes in mapping if module in model_types for n in classes}
+    return {next(module for module, classes in mapping if name in classes) for name in wanted}
+
+
+def finish_linux_folder(folder: Path, log=print) -> None:
+    """After COLLECT on Linux: ``ferrum-gui`` as a link to ``ferrum`` and the ``STRIP`` libraries stripped."""
+    if GUI_LINK:
+        link = folder / GUI_EXE
+        if link.exists() or link.is_symlink():
+            link.unlink()
+        link.symlink_to(CLI_EXE)
+    if shutil.which("strip") is None:
+        log("strip not found (binutils): libraries left with their symbol tables")
+        return
+    internal = folder / "_internal"
+    for path in sorted(internal.rglob("*")):
+        rel = path.relative_to(internal).as_posix()
+        if path.is_file() and not path.is_symlink() and any(fnmatch.fnmatch(rel, p) for p in STRIP):
+            before = path.stat().st_size
+            subprocess.run(["strip", "--strip-unneeded", str(path)], check=True)
+            log(f"stripped {rel}: -{(before - path.stat().st_size) / 2**20:.1f} MiB")
+
+
+def prune(toc: list, log=print) -> list:
+    """``toc`` (PyInstaller's ``(dest, source, kind)`` entries) without the entries ``PRUNE`` matches;
+    logs how much each pattern dropped."""
+    dropped: dict[str, int] = {}
+    kept = []
+    for entry in toc:
+        dest = str(entry[0]).replace(os.sep, "/")
+        pattern = None if dest in PRUNE_KEEP else next((p for p in PRUNE if fnmatch.fnmatch(dest, p)), None)
+        if pattern is None:
+            kept.append(entry)
+        else:
+            with contextlib.suppress(OSError):
+                dropped[pattern] = dropped.get(pattern, 0) + os.path.getsize(entry[1])
+    for pattern, size in sorted(dropped.items(), key=lambda kv: -kv[1]):
+        log(f"pruned {pattern}: {size / 2**20:.1f} MiB")
+    return kept
 
 
 def make_icons(out_dir: Path) -> dict[str, str | None]:
