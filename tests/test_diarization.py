@@ -247,3 +247,26 @@ def test_ferrum_diarize_writes_rttm_and_json(tmp_path, capsys):
     data = json.loads((out / "talk.json").read_text())
     assert data["file"] == "talk" and data["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
     assert main(["diarize", str(tmp_path / "talk.wav"), "--min-speakers", "3", "--max-speakers", "2"]) == 1
+
+
+def test_chunks_cover_the_recording_without_a_near_duplicate_last_chunk():
+    from executors.diarization.activity import chunk_starts
+    from executors.diarization.segmenter import CHUNK_SAMPLES
+
+    step = 5 * 16000
+    starts = chunk_starts(30 * 16000, step)
+    assert starts[0] == 0 and starts[-1] == 20 * 16000 and np.all(np.diff(starts) <= CHUNK_SAMPLES)
+    assert np.diff(starts).min() >= step // 2               # no chunk a few frames from the flush one
+    assert chunk_starts(5 * 16000, step).tolist() == [0]    # a short recording: one zero-padded chunk
+
+
+def test_speech_heard_between_turns_goes_to_the_nearest_speaker():
+    from executors.diarization.turns import fill_heard_speech
+
+    talking = np.zeros((10, 2), bool)
+    talking[1:3, 0] = talking[7:9, 1] = True
+    heard = np.zeros(10, bool)
+    heard[3:7] = True
+    filled = fill_heard_speech(talking, heard)
+    assert filled[:, 0].tolist() == [False, True, True, True, True, False, False, False, False, False]
+    assert filled[:, 1].tolist() == [False] * 5 + [True] * 4 + [False]

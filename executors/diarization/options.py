@@ -23,7 +23,7 @@ class DiarizationOptions:
     max_speakers: int | None = None        # None = up to MAX_AUTO_SPEAKERS
     # Cosine distance (1 - similarity) at which two groups of voice prints stop being merged
     # (automatic count). Chosen on joined clean conversations (bench/diarize.py), then checked on meetings.
-    threshold: float = 0.4
+    threshold: float = 0.5
     step_s: float = 5.0                    # hop between the 10 s segmentation chunks
     min_speaker_s: float = 1.0             # a "speaker" with less clean speech is folded into the nearest one
     min_gap_s: float = 0.1                 # shorter pauses inside one speaker's speech are closed

@@ -24,8 +24,8 @@ from .segmenter import FRAME_HOP, FRAME_SPAN, SAMPLE_RATE
 
 MIN_EMBED_S = 0.2      # shortest speech that gets a voice print at all
 MIN_CLEAN_S = 0.5      # below this much speech without overlap, overlapped frames are used too
-PAUSE_S = 0.3          # a pause this long may be a change of person within one local speaker
-MIN_STRETCH_S = 1.5    # shorter stretches join their neighbour: too little for a steady voice print
+PAUSE_S = 0.2          # a pause this long may be a change of person within one local speaker
+MIN_STRETCH_S = 1.0    # shorter stretches join their neighbour: too little for a steady voice print
 
 
 @dataclass
