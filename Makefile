@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	scripts/install_torch.sh $(PY)
-	$(PY) -m pip install -q -e '.[multilingual,diarization,test]'
+	$(PY) -m pip install -q -e '.[multilingual,diarization,test,cluster]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -65,15 +65,15 @@ def main() -> int:
 
     from executors.bert.executor import BertModelExecutor
     from executors.models.store import resolve_model
-    from executors.service.models import LocalModelService
+    from executors.service import EngineService
     from executors.whisper.executor import WhisperModelExecutor
     from ferrum_api.server import ApiConfig, ApiServer
 
     whisper = WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en", kind="whisper").path, device="cpu",
                                              threads=args.threads, model_id="whisper-tiny.en")
     embedder = BertModelExecutor.load("all-MiniLM-L6-v2", device="cpu", threads=args.threads, cache_bytes=0)
-    service = LocalModelService(executors={"whisper": whisper, "embedding": embedder})
-    server = ApiServer(service, ApiConfig(port=0, token=TOKEN))
+    service = EngineService(executors={"whisper": whisper, "embedding": embedder})
+    server = ApiServer(service, ApiConfig(port=0, token=TOKEN, save_history=False))  # (not the user's history)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
     url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(60)

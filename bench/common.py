@@ -136,3 +136,18 @@ def format_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     line = lambda r: "  ".join(str(x).ljust(w) for x, w in zip(r, widths))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def subset_of(utt: Utterance) -> str:
+    return utt.path.parent.name
+
+
+def wer_by_subset(utts: list[Utterance], hypotheses: list[str]) -> dict[str, float]:
+    """Corpus WER per subset, and over everything as "all"."""
+    groups: dict[str, list[int]] = {}
+    for i, u in enumerate(utts):
+        groups.setdefault(subset_of(u), []).append(i)
+    out = {name: corpus_wer([utts[i].reference for i in idx], [hypotheses[i] for i in idx])
+           for name, idx in sorted(groups.items())}
+    out["all"] = corpus_wer([u.reference for u in utts], hypotheses)
+    return out

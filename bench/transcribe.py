@@ -1,16 +1,24 @@
-"""Transcription speed and accuracy: our Whisper executor next to faster-whisper, interleaved.
+"""Transcription speed and accuracy, warm (models loaded): our Whisper executor next to faster-whisper.
 
-Same audio, same thread count, greedy decoding, same bundled model (tiny.en) for every engine.
-Each repetition runs every engine once (the starting engine rotates), medians are reported, and
-every figure is also given as a ratio to faster-whisper int8 measured in the same run.
+Same audio, same thread count, same bundled model (tiny.en) for every engine. Each repetition runs
+every engine once (the starting engine rotates), medians are reported, and every time is also
+given as a ratio to faster-whisper int8 sequential measured in the same run. WER is given per
+subset of the data (speech-dev: asterisk, pocketsphinx; plus any ``--extra DIR`` set laid out like
+speech-dev, its subsets named by folder) and over all of it, with Whisper's English normaliser.
 
 Every engine lives in a process of its own and only one runs at a time: once CTranslate2 has run
-in a process, torch in that process was measured ~1.8x slower on the long file (2.3 s -> 4.2 s),
-so sharing one process would time the engines' interference, not the engines.
+in a process, torch in that process was measured ~1.8x slower, so sharing one process would time
+the engines' interference, not the engines.
 
-    python bench/transcribe.py                 # 60-utterance dev slice + a ~5 min joined file, 3 reps
-    python bench/transcribe.py --quick         # smaller inputs, 2 reps
-    python bench/transcribe.py --device cuda   # fp16 for us, float16 for faster-whisper (if it can)
+    python bench/transcribe.py                          # whole speech-dev, 1 and 2 threads, beam 1 and 5
+    python bench/transcribe.py --clips 60 --threads 2   # the fixed 60-clip slice, 2 threads
+    python bench/transcribe.py --process                # also whole-process runs (bench/transcribe_process.py)
+
+Engines: ``faster-whisper int8`` (sequential, its ``transcribe``), ``faster-whisper int8 batched``
+(its BatchedInferencePipeline, batch ``--batch``; long file only: it batches the windows of one
+file), ``ferrum default`` (int8 on the CPU, one window at a time), ``ferrum float32`` and
+``ferrum batched (xN)`` (``transcribe_many``: the clips' windows packed into shared batches; the
+long file through ``batch_windows=N``).
 """
 
 from __future__ import annotations
@@ -38,14 +46,17 @@ from bench.common import (  # noqa: E402
     long_audio,
     median,
     read_audio,
+    wer_by_subset,
 )
+
+PEER = "faster-whisper int8"
 
 
 @dataclass
 class Engine:
     name: str
-    run_clips: Callable[[list], list[str]]   # list of audio arrays -> one text each
-    run_long: Callable[[object], str]
+    run_clips: Callable[[list, int], list[str]]   # audio arrays, beam size -> one text each
+    run_long: Callable[[object, int], str]
 
 
 CT2_MODEL: Path | None = None   # --ct2-model; None = the bundled tiny.en
@@ -64,26 +75,31 @@ def faster_whisper_engine(name: str, device: str, compute_type: str, threads: in
 
     model = WhisperModel(str(bundled_ct2_folder()), device=device, compute_type=compute_type,
                          cpu_threads=threads, num_workers=1)
-    kwargs = dict(language="en", beam_size=1, without_timestamps=False, condition_on_previous_text=True,
-                  vad_filter=False)
 
-    def one(audio) -> str:
-        segments, _ = model.transcribe(audio, **kwargs)
+    def one(audio, beam: int) -> str:
+        segments, _ = model.transcribe(audio, language="en", beam_size=beam, without_timestamps=False,
+                                       condition_on_previous_text=True, vad_filter=False)
         return "".join(s.text for s in segments).strip()
+
+    def clips(audios, beam: int) -> list[str]:
+        return [one(a, beam) for a in audios]
 
     if batched:
         pipe = BatchedInferencePipeline(model)
 
-        def long(audio) -> str:
-            segments, _ = pipe.transcribe(audio, language="en", beam_size=1, without_timestamps=False,
+        def long(audio, beam: int) -> str:
+            segments, _ = pipe.transcribe(audio, language="en", beam_size=beam, without_timestamps=False,
                                           batch_size=batched)
             return "".join(s.text for s in segments).strip()
-        return Engine(name, lambda clips: [one(a) for a in clips], long)
-    return Engine(name, lambda clips: [one(a) for a in clips], one)
+        return Engine(name, clips, long)
+    return Engine(name, clips, one)
 
 
 def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, batch_windows: int = 1) -> Engine:
+    from dataclasses import replace
+
     from executors.models.store import resolve_model
+    from executors.whisper.batched import transcribe_many
     from executors.whisper.executor import WhisperModelExecutor
     from executors.whisper.options import TranscribeOptions
 
@@ -91,30 +107,27 @@ def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, ba
     ref = str(CT2_MODEL) if CT2_MODEL is not None else "whisper-tiny.en"
     ex = WhisperModelExecutor.from_path(resolve_model(ref).path, device=device, dtype=dtype,
                                         threads=threads, quantize=quantize)
-    opts = TranscribeOptions(language="en", beam_size=1, condition_on_previous_text=True,
-                             batch_windows=batch_windows)
-    if batch_windows > 1:
-        from executors.whisper.batched import transcribe_many
+    base = TranscribeOptions(language="en", condition_on_previous_text=True, batch_windows=batch_windows)
 
-        def clips(audios) -> list[str]:
+    def clips(audios, beam: int) -> list[str]:
+        opts = replace(base, beam_size=beam)
+        if batch_windows > 1:
             return [t.text for t in transcribe_many(ex, audios, opts)]
-    else:
-        def clips(audios) -> list[str]:
-            return [ex.transcribe(a, opts).text for a in audios]
-    return Engine(name, clips, lambda a: ex.transcribe(a, opts).text)
+        return [ex.transcribe(a, opts).text for a in audios]
+
+    return Engine(name, clips, lambda a, beam: ex.transcribe(a, replace(base, beam_size=beam)).text)
 
 
 def engine_specs(args) -> list[tuple[str, str, tuple]]:
     """(name, factory, factory arguments) of every engine in the run."""
     cuda = args.device.startswith("cuda")
-    peer_types = ("float16", "int8_float16") if cuda else ("int8", "float32")
+    peer_types = ("float16",) if cuda else ("int8",)
     specs = [(f"faster-whisper {ct}", "faster_whisper_engine", ("cuda" if cuda else "cpu", ct, args.threads))
              for ct in peer_types]
     if not cuda and "batched" in args.engines:
-        specs.append(("faster-whisper int8 batched", "faster_whisper_engine", ("cpu", "int8", args.threads, args.batch)))
+        specs.append((f"{PEER} batched (x{args.batch})", "faster_whisper_engine",
+                      ("cpu", "int8", args.threads, args.batch)))
     ours = {"default": ("auto", 1), "int8": ("int8", 1), "float32": ("none", 1), "batched": ("auto", args.batch)}
-    if cuda:
-        ours = {"default": ("auto", 1), "batched": ("auto", args.batch)}
     for label, (quant, bw) in ours.items():
         if label in args.engines:
             specs.append((f"ferrum {label}" + (f" (x{bw})" if bw > 1 else ""), "ferrum_engine",
@@ -123,7 +136,7 @@ def engine_specs(args) -> list[tuple[str, str, tuple]]:
 
 
 def serve(conn, name: str, factory: str, factory_args: tuple, threads: int, ct2_model, clips, long_wave) -> None:
-    """Worker process: build one engine, warm it up, then run "clips" / "long" on request."""
+    """Worker process: build one engine, warm it up, then run ("clips" | "long", beam) on request."""
     global CT2_MODEL
     CT2_MODEL = ct2_model
     import torch
@@ -131,13 +144,14 @@ def serve(conn, name: str, factory: str, factory_args: tuple, threads: int, ct2_
     torch.set_num_threads(threads)
     try:
         engine = globals()[factory](name, *factory_args)
-        engine.run_clips(clips[:2])  # first-call allocations and lazy imports stay out of the timings
+        engine.run_clips(clips[:2], 1)  # first-call allocations and lazy imports stay out of the timings
     except Exception as exc:  # CUDA libraries of CTranslate2 missing, typically
         conn.send(f"{name} skipped: {exc}")
         return
     conn.send("ready")
     while (command := conn.recv()) is not None:
-        conn.send(engine.run_clips(clips) if command == "clips" else engine.run_long(long_wave))
+        part, beam = command
+        conn.send(engine.run_clips(clips, beam) if part == "clips" else engine.run_long(long_wave, beam))
 
 
 def start_engines(args, clips, long_wave) -> tuple[list[Engine], list[str], list]:
@@ -156,84 +170,149 @@ def start_engines(args, clips, long_wave) -> tuple[list[Engine], list[str], list
             notes.append(answer)
             continue
 
-        def ask(command, conn=conn):
-            conn.send(command)
+        def ask(part, beam, conn=conn):
+            conn.send((part, beam))
             return conn.recv()
-        engines.append(Engine(name, lambda _clips, ask=ask: ask("clips"), lambda _wave, ask=ask: ask("long")))
+        engines.append(Engine(name, lambda _c, beam, ask=ask: ask("clips", beam),
+                              lambda _w, beam, ask=ask: ask("long", beam)))
     return engines, notes, started
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, at most 2 reps")
-    ap.add_argument("--batch", type=int, default=8, help="windows per batch for the batched modes")
-    ap.add_argument("--long-seconds", type=float, default=300.0)
-    ap.add_argument("--clips", type=int, default=60, help="utterances of the fixed dev slice")
-    ap.add_argument("--ct2-model", type=Path, default=None,
-                    help="CTranslate2 Whisper folder used by every engine (default: the bundled tiny.en)")
-    ap.add_argument("--engines", default="default,int8,float32,batched",
-                    help="our engines to include (comma list of default,int8,float32,batched)")
-    args = ap.parse_args(argv)
-    args.engines = set(args.engines.split(","))
-    if args.quick:
-        args.reps = min(args.reps, 2)
-        args.long_seconds = min(args.long_seconds, 60.0)
-        args.clips = min(args.clips, 20)
-    global CT2_MODEL
-    CT2_MODEL = args.ct2_model
+def stop_engines(workers) -> None:
+    for _, conn, proc in workers:
+        if proc.is_alive():
+            conn.send(None)
+        proc.join(timeout=10)
 
-    import torch
 
-    torch.set_num_threads(args.threads)
-    utts = dev_slice(args.clips)
+def load_data(args):
+    """(utterances, clip arrays, long file, its reference) for the run."""
+    utts = dev_slice(args.clips) if args.clips else load_speech_dev()
+    for folder in args.extra:
+        utts += load_speech_dev(Path(folder))
     clips = [read_audio(u.path) for u in utts]
     long_wave, long_ref = long_audio(load_speech_dev(), args.long_seconds)
+    return utts, clips, long_wave, long_ref
+
+
+def run_threads(args, utts, clips, long_wave, long_ref) -> list[list[str]]:
+    """Every engine at ``args.threads``: timed clips and long file (beam 1), then one WER pass per
+    extra beam size. Returns table rows."""
     clip_seconds = sum(len(c) for c in clips) / SAMPLE_RATE
     long_seconds = len(long_wave) / SAMPLE_RATE
     engines, notes, workers = start_engines(args, clips, long_wave)
-    print(f"device={args.device} threads={args.threads} reps={args.reps} torch={torch.__version__}")
-    print(f"dev slice: {len(clips)} clips, {clip_seconds:.1f} s; long file: {long_seconds:.1f} s (joined dev clips)")
     for n in notes:
         print("note:", n)
-
     outputs: dict[str, object] = {}
 
     def keep(key, rep, dt, out):
         if rep == 0:
             outputs[key] = out
-        print(f"  rep {rep} {key:44s} {dt:7.2f} s", flush=True)
+        print(f"  threads {args.threads} rep {rep} {key:48s} {dt:8.2f} s", flush=True)
 
     jobs = {}
     for e in engines:
-        jobs[f"{e.name} | clips"] = (lambda e=e: e.run_clips(clips))
-        jobs[f"{e.name} | long"] = (lambda e=e: e.run_long(long_wave))
-    t0 = time.perf_counter()
+        if "batched" not in e.name or not e.name.startswith("faster"):   # its pipeline batches one file
+            jobs[f"{e.name} | clips"] = (lambda e=e: e.run_clips(clips, 1))
+        jobs[f"{e.name} | long"] = (lambda e=e: e.run_long(long_wave, 1))
     times = interleaved(jobs, args.reps, keep)
-    refs = [u.reference for u in utts]
-    base = next((e.name for e in engines if e.name in ("faster-whisper int8", "faster-whisper float16")), None)
+    beams = {}
+    for beam in args.beams:
+        if beam == 1:
+            continue
+        for e in engines:
+            if "batched" in e.name and e.name.startswith("faster"):
+                continue
+            t0 = time.perf_counter()
+            beams[(e.name, beam)] = e.run_clips(clips, beam)
+            print(f"  threads {args.threads} beam {beam} {e.name:44s} {time.perf_counter() - t0:8.2f} s", flush=True)
+    stop_engines(workers)
+
+    subsets = list(wer_by_subset(utts, [u.reference for u in utts]))
     rows = []
     for e in engines:
-        row = [e.name]
-        for part, seconds in (("clips", clip_seconds), ("long", long_seconds)):
-            med = median(times[f"{e.name} | {part}"])
-            ratio = med / median(times[f"{base} | {part}"]) if base else float("nan")
-            out = outputs[f"{e.name} | {part}"]
-            wer = corpus_wer(refs, out) if part == "clips" else corpus_wer([long_ref], [out])
-            row += [f"{med / seconds:.4f}", f"{ratio:.2f}", f"{wer:.2f}"]
+        clip_key, long_key = f"{e.name} | clips", f"{e.name} | long"
+        row = [e.name, str(args.threads)]
+        if clip_key in times:
+            med, peer = median(times[clip_key]), median(times[f"{PEER} | clips"])
+            wers = wer_by_subset(utts, outputs[clip_key])
+            row += [f"{med / clip_seconds:.4f}", f"{med / peer:.2f}"] + [f"{wers[s]:.2f}" for s in subsets]
+        else:
+            row += ["-", "-"] + ["-"] * len(subsets)
+        for beam in args.beams:
+            if beam != 1:
+                hyps = beams.get((e.name, beam))
+                row += [f"{wer_by_subset(utts, hyps)['all']:.2f}" if hyps else "-"]
+        med, peer = median(times[long_key]), median(times[f"{PEER} | long"])
+        row += [f"{med / long_seconds:.4f}", f"{med / peer:.2f}", f"{corpus_wer([long_ref], [outputs[long_key]]):.2f}"]
         rows.append(row)
+    header = ["engine", "thr", "RTF clips", "x peer"] + [f"WER {s} %" for s in subsets]
+    header += [f"WER all beam {b} %" for b in args.beams if b != 1] + ["RTF long", "x peer", "WER long %"]
+    print_beam_subsets(args, utts, beams, engines)
+    return [header] + rows
+
+
+def print_beam_subsets(args, utts, beams, engines) -> None:
+    for beam in args.beams:
+        if beam == 1:
+            continue
+        for e in engines:
+            hyps = beams.get((e.name, beam))
+            if hyps:
+                wers = wer_by_subset(utts, hyps)
+                print(f"  beam {beam} {e.name}: " + ", ".join(f"{k} {v:.2f} %" for k, v in wers.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", default="1,2", help="comma list of thread counts (default 1,2)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, 2 reps, 2 threads, beam 1")
+    ap.add_argument("--batch", type=int, default=8, help="windows per batch for the batched modes")
+    ap.add_argument("--long-seconds", type=float, default=600.0, help="length of the joined dev file (default 600)")
+    ap.add_argument("--clips", type=int, default=0, help="a fixed dev slice of this many clips (default: all)")
+    ap.add_argument("--beams", default="1,5", help="beam sizes for WER (beam 1 is also timed)")
+    ap.add_argument("--extra", action="append", default=[], metavar="DIR",
+                    help="another data set laid out like speech-dev (transcripts.tsv), added as subsets")
+    ap.add_argument("--ct2-model", type=Path, default=None,
+                    help="CTranslate2 Whisper folder used by every engine (default: the bundled tiny.en)")
+    ap.add_argument("--engines", default="default,float32,batched",
+                    help="our engines (comma list of default,int8,float32,batched); 'batched' adds the peer's")
+    ap.add_argument("--process", action="store_true",
+                    help="then run bench/transcribe_process.py (whole process, start-up) with the same data")
+    args = ap.parse_args(argv)
+    args.engines = set(args.engines.split(","))
+    args.beams = [int(b) for b in args.beams.split(",")]
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    if args.quick:
+        args.reps, args.long_seconds, args.clips = min(args.reps, 2), min(args.long_seconds, 60.0), 20
+        args.beams, thread_counts = [1], thread_counts[-1:]
+    global CT2_MODEL
+    CT2_MODEL = args.ct2_model
+
+    import torch
+
+    utts, clips, long_wave, long_ref = load_data(args)
+    print(f"device={args.device} threads={thread_counts} reps={args.reps} torch={torch.__version__}")
+    print(f"clips: {len(clips)} ({sum(len(c) for c in clips) / SAMPLE_RATE:.1f} s); long file: "
+          f"{len(long_wave) / SAMPLE_RATE:.1f} s (dev clips joined with 0.5 s gaps)")
+    t0 = time.perf_counter()
+    tables = []
+    for threads in thread_counts:
+        args.threads = threads
+        torch.set_num_threads(threads)
+        tables.append(run_threads(args, utts, clips, long_wave, long_ref))
     print()
-    print(format_table(["engine", "RTF clips", "x peer", "WER clips %", "RTF long", "x peer", "WER long %"],
-                       rows))
-    print(f"peer = {base}; RTF = median wall time / audio seconds ({clip_seconds:.1f} s of clips, "
-          f"{long_seconds:.1f} s long file); x peer < 1 means faster than the peer; "
-          f"total {time.perf_counter() - t0:.0f} s")
-    for _, conn, proc in workers:
-        if proc.is_alive():
-            conn.send(None)
-        proc.join(timeout=10)
+    print(format_table(tables[0][0], [row for table in tables for row in table[1:]]))
+    print(f"peer = {PEER} sequential; RTF = median wall time / audio seconds; x peer < 1 means faster; "
+          f"warm (models loaded, {args.reps} reps interleaved); total {time.perf_counter() - t0:.0f} s")
+    if args.process:
+        from bench import transcribe_process
+
+        transcribe_process.main(["--threads", ",".join(map(str, thread_counts)), "--reps", str(args.reps),
+                                 "--long-seconds", str(args.long_seconds), "--batch", str(args.batch)]
+                                + (["--clips", str(args.clips)] if args.clips else []))
     return 0
 
 

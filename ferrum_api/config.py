@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_UPLOAD_MB = 200
@@ -20,6 +22,9 @@ class ApiConfig:
     auth: bool = True
     allow_remote: bool = False
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_MB * 2**20
+    batch_size: int = DEFAULT_BATCH_WINDOWS   # 30 s windows of an upload decoded together; 1 = one at a time
+    save_history: bool = True           # transcriptions land in the transcript history (a request
+                                        # may opt out with the form field history=false)
 
 
 def is_loopback(host: str) -> bool:

@@ -11,7 +11,8 @@ import math
 
 from aiohttp import web
 
-from executors.service.models import WHISPER
+from executors.service import WHISPER
+from executors.transcripts.exporters import FORMATS as EXPORT_FORMATS_BY_NAME
 from executors.transcripts.exporters import render_transcript, to_verbose_json
 from executors.whisper.options import TranscribeOptions
 
@@ -20,7 +21,9 @@ from .errors import invalid
 from .routes_models import checked_executor
 from .upload import Upload, read_upload
 
-FORMATS = ("json", "text", "srt", "vtt", "verbose_json")
+# OpenAI's names: "json" is the text alone; the others are the files of executors' FORMATS
+FORMATS = ("json", *(f.api_name for f in EXPORT_FORMATS_BY_NAME.values()))
+_FILE_FORMAT = {f.api_name: f.name for f in EXPORT_FORMATS_BY_NAME.values()}
 GRANULARITIES = ("word", "segment")
 
 
@@ -82,9 +85,10 @@ def _speakers(upload: Upload):
         raise invalid(exc.message, param="num_speakers") from exc
 
 
-def _options(upload: Upload, task: str, granularities: set[str], diarized: bool = False) -> TranscribeOptions:
+def _options(upload: Upload, task: str, granularities: set[str], batch_size: int,
+             diarized: bool = False) -> TranscribeOptions:
     options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
-                                word_timestamps="word" in granularities or diarized)
+                                word_timestamps="word" in granularities or diarized, batch_windows=max(1, batch_size))
     if task == "transcribe":
         options.language = (upload.get("language") or "").strip().lower() or None
     temperatures = _temperature(upload)
@@ -97,8 +101,8 @@ def _respond(transcript, fmt: str, granularities: set[str]) -> web.Response:
     if fmt == "text":
         text = render_transcript(transcript, "txt") if transcript.speakers else transcript.text.strip() + "\n"
         return web.Response(text=text, content_type="text/plain")
-    if fmt in ("srt", "vtt"):
-        return web.Response(text=render_transcript(transcript, fmt), content_type="text/plain")
+    if _FILE_FORMAT.get(fmt) in ("srt", "vtt"):
+        return web.Response(text=render_transcript(transcript, _FILE_FORMAT[fmt]), content_type="text/plain")
     usage = {"type": "duration", "seconds": math.ceil(transcript.duration)}
     if fmt == "json":
         return web.json_response({"text": transcript.text.strip(), "usage": usage})
@@ -129,9 +133,19 @@ async def _handle(request: web.Request, task: str) -> web.Response:
                       "multilingual Whisper model (e.g. whisper-base) to use /v1/audio/translations",
                       param="model", code="unsupported_model")
     speakers = _speakers(upload)
-    options = _options(upload, task, granularities, speakers is not None)
-    transcript = await request.app[QUEUE].transcribe(upload.file, options, speakers)
+    options = _options(upload, task, granularities, request.app[CONFIG].batch_size, speakers is not None)
+    title = f"{upload.filename or 'audio'} (API)"
+    save = request.app[CONFIG].save_history and _history_wanted(upload)
+    transcript = await request.app[QUEUE].transcribe(upload.file, options, title=title, save=save, speakers=speakers)
     return _respond(transcript, fmt, granularities)
+
+
+def _history_wanted(upload: Upload) -> bool:
+    """The optional form field ``history`` ("false" keeps this transcription out of the history)."""
+    raw = (upload.get("history") or "true").strip().lower()
+    if raw not in ("true", "false", "1", "0", "yes", "no"):
+        raise invalid(f"history must be true or false, got '{raw}'", param="history")
+    return raw in ("true", "1", "yes")
 
 
 async def transcriptions(request: web.Request) -> web.Response:

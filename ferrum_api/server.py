@@ -11,7 +11,7 @@ import time
 from aiohttp import web
 
 from executors.core.errors import InvalidParameterError
-from executors.service.models import ModelService
+from executors.service import EngineService
 
 from . import routes_audio, routes_embeddings, routes_models
 from .auth import auth_middleware, load_or_create_token
@@ -27,7 +27,7 @@ SAMPLE_PERIOD_S = 1.0
 class RequestMeter:
     """Requests per second, latency and queue depth, reported through ``service.record``."""
 
-    def __init__(self, service: ModelService, queue: WorkQueue):
+    def __init__(self, service: EngineService, queue: WorkQueue):
         self.service, self.queue = service, queue
         self.finished = collections.deque()  # completion times of the last period
         self.total = 0
@@ -66,7 +66,7 @@ def _error_middleware(meter: RequestMeter):
     return envelope
 
 
-def create_app(service: ModelService, config: ApiConfig, token: str | None) -> web.Application:
+def create_app(service: EngineService, config: ApiConfig, token: str | None) -> web.Application:
     """The app for ``service``; ``token`` None disables authentication."""
     queue = WorkQueue(service)
     meter = RequestMeter(service, queue)
@@ -86,7 +86,7 @@ def create_app(service: ModelService, config: ApiConfig, token: str | None) -> w
 class ApiServer:
     """Start and stop the API on the running event loop: ``await start()`` → the bound URL."""
 
-    def __init__(self, service: ModelService, config: ApiConfig | None = None):
+    def __init__(self, service: EngineService, config: ApiConfig | None = None):
         self.service = service
         self.config = config or ApiConfig()
         if not is_loopback(self.config.host) and not self.config.allow_remote:

@@ -1,9 +1,10 @@
-"""How API requests reach the executors: through the ``ModelService`` workers, one per executor.
+"""How API requests reach the engine service.
 
-Transcriptions queue on the Whisper worker (behind the GUI's own jobs when hosted there); a request
-whose client goes away has its ``CancelToken`` set, so a queued job never starts and a running one
-stops at its next check. Concurrent embedding requests are coalesced: while one ``embed`` call runs,
-new requests gather and the next call embeds all of them at once.
+Transcriptions are jobs on the service's Whisper queue (behind the app's own jobs when hosted there),
+saved to the transcript history unless the server or the request says otherwise; a request whose
+client goes away cancels its job, so a queued one never starts and a running one stops at its next
+check. Concurrent embedding requests are coalesced: while one ``embed`` call runs on the embedding
+worker, new requests gather and the next call embeds all of them at once.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from executors.core.errors import Cancelled
-from executors.core.types import CancelToken
-from executors.service.models import EMBEDDING, WHISPER, ModelService
+from executors.service import EMBEDDING, EngineService, wait
 
 MAX_BATCH_TEXTS = 1024  # texts per coalesced embed call (bounds the padded batch's memory)
 
@@ -47,51 +47,41 @@ def _embed_and_count(executor, texts: list[str]) -> tuple[np.ndarray, list[int]]
 
 
 class WorkQueue:
-    def __init__(self, service: ModelService):
+    def __init__(self, service: EngineService):
         self.service = service
         self.stats = QueueStats()
         self._pending: list[_EmbedRequest] = []
         self._flusher: asyncio.Task | None = None
 
     # ---- transcription -------------------------------------------------------------------
-    async def transcribe(self, audio: bytes, options, speakers=None):
-        """The transcript of ``audio``; with ``speakers`` (DiarizationOptions), labelled by speaker."""
-        executor = await self.service.executor(WHISPER)
-        token = CancelToken()
+    async def transcribe(self, audio: bytes, options, *, title: str = "API request", save: bool = True,
+                         speakers=None):
+        """The Transcript of ``audio``; a transcription job on the service (in the history with ``save``);
+        with ``speakers`` (DiarizationOptions), labelled by speaker."""
         self.stats.waiting += 1
         started = [False]
-        try:
-            return await self.service.run(WHISPER, self._transcribe_job, executor, audio, options, token, started,
-                                          speakers)
-        except asyncio.CancelledError:
-            token.cancel()  # the worker may already run it: stop it at its next check
-            raise
-        finally:
-            if not started[0]:
+
+        def on_start(_info) -> None:  # on the worker; counters are plain ints updated under the GIL
+            started[0] = True
+            self.stats.waiting -= 1
+            self.stats.running += 1
+
+        def settle(future) -> None:  # counted when the job really ends, not when its client left
+            if started[0]:
+                self.stats.running -= 1
+            else:
                 self.stats.waiting -= 1
+            error = future.exception()
+            if error is None:
+                self.stats.completed += 1
+            elif isinstance(error, Cancelled):
+                self.stats.aborted += 1
+            else:
+                self.stats.failed += 1
 
-    def _transcribe_job(self, executor, audio: bytes, options, token: CancelToken, started: list, speakers=None):
-        # runs on the worker thread; counters are plain ints updated under the GIL
-        started[0] = True
-        self.stats.waiting -= 1
-        self.stats.running += 1
-        try:
-            token.raise_if_cancelled("transcription request")
-            transcript = executor.transcribe(audio, options, cancel=token)
-            if speakers is not None:
-                from executors.diarization import assign_speakers, diarize
-
-                transcript = assign_speakers(transcript, diarize(audio, speakers, cancel=token))
-        except Cancelled:
-            self.stats.aborted += 1
-            raise
-        except Exception:
-            self.stats.failed += 1
-            raise
-        finally:
-            self.stats.running -= 1
-        self.stats.completed += 1
-        return transcript
+        job = self.service.transcribe(audio, options, title=title, save=save, on_start=on_start, speakers=speakers)
+        job.future.add_done_callback(settle)
+        return (await wait(job)).transcript
 
     # ---- embeddings ----------------------------------------------------------------------
     async def embed(self, texts: list[str]) -> tuple[np.ndarray, list[int]]:

@@ -2,6 +2,8 @@
 
 Committed text is printed as soon as it is final; ``--json`` prints one event per line and a
 summary line at the end.  Ctrl+C stops: the open utterance is finalised and the summary printed.
+The session lands in the transcript history (with its audio when ``--save`` records it) unless
+``--no-history``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def register(subparsers) -> None:
                    help="re-transcribe every STEP seconds of new audio (default: 1 s)")
     p.add_argument("--save", type=Path, default=None, metavar="FLAC", help="also record the session audio here")
     dictate_typing.add_arguments(p)
+    p.add_argument("--no-history", action="store_true", help="do not keep the session in the history")
     p.set_defaults(func=run)
 
 
@@ -63,78 +66,65 @@ def event_dict(event) -> dict | None:
     return None  # Level events are for meters, not for the terminal
 
 
+def _print(event, as_json: bool) -> None:
+    from executors.dictation import Committed, Overrun, UtteranceEnd
+
+    if as_json:
+        if (d := event_dict(event)) is not None:
+            print(json.dumps(d), flush=True)
+    elif isinstance(event, Committed):
+        print(event.text, end=" ", flush=True)
+    elif isinstance(event, UtteranceEnd):
+        print(flush=True)
+    elif isinstance(event, Overrun):
+        print(f"\n[decoding fell behind: {event.dropped_seconds:.2f} s of audio dropped]", file=sys.stderr)
+
+
 def run(args) -> int:
     if args.list_devices:
         return _list_devices(args.json)
     import queue
-    import threading
 
-    from executors.dictation import (
-        Committed,
-        DictationEngine,
-        DictationOptions,
-        FileSource,
-        MicrophoneSource,
-        Overrun,
-        UtteranceEnd,
-    )
-    from executors.models.store import DEFAULT_WHISPER, resolve_model
-    from executors.whisper import WhisperModelExecutor
+    from executors.dictation import DictationOptions, FileSource, MicrophoneSource
+    from executors.service import WHISPER
+
+    from .engine import load, open_engine
 
     typing = dictate_typing.start_typing(args)
     source = (FileSource(args.from_file, speed=args.speed) if args.from_file is not None
               else MicrophoneSource(args.device))
-    resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
-    ex = WhisperModelExecutor.from_path(resolved.path, threads=args.threads, quantize="auto",
-                                        model_id=resolved.model_id)
-    events: queue.Queue = queue.Queue()
-    engine = DictationEngine(ex, DictationOptions(language=args.language, record_path=args.save,
-                                                      **({"step_s": args.step} if args.step else {})),
-                             on_event=events.put)
-    outcome: list = []
-
-    def work():
-        try:
-            outcome.append(engine.run(source))
-        except BaseException as exc:  # noqa: BLE001 - re-raised below, after the events are printed
-            outcome.append(exc)
-        events.put(None)
-
-    if not args.json:
-        print(f"Dictating from {source.name} — Ctrl+C to stop.", file=sys.stderr)
-    worker = threading.Thread(target=work, name="ferrum-dictate", daemon=True)
-    worker.start()
-    while True:
-        try:
-            event = events.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        except KeyboardInterrupt:
-            engine.stop()
-            continue
-        if event is None:
-            break
-        if typing is not None:
-            typing.feed(event)
-        if args.json:
-            if (d := event_dict(event)) is not None:
-                print(json.dumps(d), flush=True)
-        elif isinstance(event, Committed):
-            print(event.text, end=" ", flush=True)
-        elif isinstance(event, UtteranceEnd):
-            print(flush=True)
-        elif isinstance(event, Overrun):
-            print(f"\n[decoding fell behind: {event.dropped_seconds:.2f} s of audio dropped]", file=sys.stderr)
-    worker.join()
+    options = DictationOptions(language=args.language, record_path=args.save,
+                               **({"step_s": args.step} if args.step else {}))
+    with open_engine(args, whisper_model=args.model) as engine:
+        load(engine, WHISPER, quiet=args.json)
+        events: queue.Queue = queue.Queue()
+        if not args.json:
+            print(f"Dictating from {source.name} — Ctrl+C to stop.", file=sys.stderr)
+        run_ = engine.dictation.start(source, options, on_event=events.put, record=False)
+        while not (run_.future.done() and events.empty()):
+            try:
+                event = events.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            except KeyboardInterrupt:
+                run_.stop()
+                continue
+            if typing is not None:
+                typing.feed(event)
+            _print(event, args.json)
+        error = run_.future.exception()
+        session = run_.session
+        if session.summary is not None and not args.no_history:
+            saved = engine.dictation.save([session.id])
+            if saved and not args.json:
+                print(f"Saved to the history as #{saved[0]}", file=sys.stderr)
     typing_status = dictate_typing.finish_typing(typing)
-    result = outcome[0] if outcome else engine.summary
-    summary = engine.summary
+    summary = session.summary.to_dict() if session.summary is not None else {}
     if args.json:
-        print(json.dumps(summary.to_dict()), flush=True)
-    else:
-        d = summary.to_dict()
-        print(f"\n{d['utterances']} utterances, latency p50 {d['latency_p50_ms']} ms / p95 {d['latency_p95_ms']} ms, "
-              f"RTF {d['rtf']}", file=sys.stderr)
-    if isinstance(result, BaseException):
-        raise result
+        print(json.dumps(summary), flush=True)
+    elif summary:
+        print(f"\n{summary['utterances']} utterances, latency p50 {summary['latency_p50_ms']} ms / p95 "
+              f"{summary['latency_p95_ms']} ms, RTF {summary['rtf']}", file=sys.stderr)
+    if error is not None:
+        raise error
     return typing_status

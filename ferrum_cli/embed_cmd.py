@@ -43,21 +43,22 @@ def _read_lines(source: str) -> list[str]:
 def run(args) -> int:
     import numpy as np
 
-    from executors.bert import BertModelExecutor
     from executors.core.errors import InvalidParameterError, IOError_
-    from executors.models.store import DEFAULT_EMBEDDING
+    from executors.service import EMBEDDING
+
+    from .engine import load, open_engine
 
     texts = _read_lines(args.input)
     if not texts:
         raise InvalidParameterError("The input has no lines to embed", "give one text per line")
     if args.output is not None and args.output.suffix != ".npy":
         raise InvalidParameterError(f"--output {args.output} must end in .npy", "name the output file like vectors.npy")
-    start = time.perf_counter()
-    embedder = BertModelExecutor.load(args.model or DEFAULT_EMBEDDING, device="cpu" if args.int8 and args.device == "auto"
-                                      else args.device, threads=args.threads, quantize=args.int8)
-    loaded = time.perf_counter()
-    vectors = embedder.embed(texts)
-    done = time.perf_counter()
+    device = "cpu" if args.int8 and args.device == "auto" else args.device
+    with open_engine(args, device=device, embedding_model=args.model, embedding_int8=args.int8) as engine:
+        model = load(engine, EMBEDDING)
+        start = time.perf_counter()
+        vectors = engine.search.embed(texts).result()
+        seconds = time.perf_counter() - start
     if args.output is not None:
         try:
             args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -65,12 +66,13 @@ def run(args) -> int:
         except OSError as exc:
             raise IOError_(f"Cannot write {args.output}: {exc}", "check the folder and its permissions") from exc
     if args.json or args.output is None:
-        json.dump({"model": embedder.model_id, "dim": int(vectors.shape[1]),
+        json.dump({"model": model.model_id, "dim": int(vectors.shape[1]),
                    "embeddings": [[round(float(x), 7) for x in row] for row in vectors]}, sys.stdout)
         sys.stdout.write("\n")
+    embedder = model.executor
     m = embedder.metrics()
     where = f" → {args.output}" if args.output is not None else ""
-    print(f"Embedded {len(texts)} texts (dim {vectors.shape[1]}, {embedder.info().dtype}, {embedder.device.name}) "
-          f"with {embedder.model_id} in {done - loaded:.2f} s (load {loaded - start:.2f} s); "
+    print(f"Embedded {len(texts)} texts (dim {vectors.shape[1]}, {model.dtype}, {model.device}) "
+          f"with {model.model_id} in {seconds:.2f} s (load {model.load_seconds:.2f} s); "
           f"{m.truncated_texts} truncated at {embedder.max_seq_length} tokens{where}", file=sys.stderr)
     return 0

@@ -1,4 +1,5 @@
-"""``ferrum info [--json]``: devices, library versions, the model store and each executor's state.
+"""``ferrum info [--json]``: devices, library versions, the model store and each executor's ModelInfo,
+capabilities and status.
 
 Loading the executors takes a few seconds (the bundled models are small); ``--no-load`` skips it.
 """
@@ -53,33 +54,21 @@ def _devices() -> dict:
             "threads": default_threads()}
 
 
-def _load_whisper(path, model_id, device):
-    from executors.whisper.executor import WhisperModelExecutor
-
-    return WhisperModelExecutor.from_path(path, device=device, model_id=model_id)
-
-
-def _load_embedding(path, model_id, device):
-    import asyncio
-
-    from executors.bert.executor import BertModelExecutor
-
-    return asyncio.run(BertModelExecutor.from_path(path, device=device, model_id=model_id))
-
-
-def _executor_report(kind: str, load, device: str, skip: bool) -> dict:
+def _executor_report(kind: str, device: str, skip: bool) -> dict:
     from executors.core.errors import FerrumError, wrap_unexpected
-    from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER, resolve_model
+    from executors.models.store import resolve_model
+    from executors.service import ServiceSettings, load_model
 
-    ref = DEFAULT_WHISPER if kind == "whisper" else DEFAULT_EMBEDDING
+    settings = ServiceSettings(device=device)
+    ref = settings.model_ref(kind)
     report = {"model": ref, "loaded": False}
     try:
         resolved = resolve_model(ref, kind=kind)
         report["path"] = str(resolved.path)
         if skip:
             return report
-        executor = load(resolved.path, resolved.model_id, device)
-        report.update(loaded=True, device=executor.device.name,
+        executor = load_model(kind, settings).executor
+        report.update(loaded=True, device=executor.device.name, info=_plain(executor.info()),
                       capabilities=_plain(executor.capabilities()), status=_plain(executor.status()))
     except ImportError as exc:
         report["error"] = f"executor not available: {exc}"
@@ -99,8 +88,8 @@ def collect(device: str = "auto", load: bool = True) -> dict:
         "paths": {"data_dir": str(data_dir()), "cache_dir": str(cache_dir())},
         "models": [e.to_dict() for e in list_models()],
         "executors": {
-            "whisper": _executor_report("whisper", _load_whisper, device, not load),
-            "embedding": _executor_report("embedding", _load_embedding, device, not load),
+            "whisper": _executor_report("whisper", device, not load),
+            "embedding": _executor_report("embedding", device, not load),
         },
     }
 
@@ -124,8 +113,9 @@ def _print_text(info: dict) -> None:
         elif not rep["loaded"]:
             print(f"  {name:<9} {rep['model']}: not loaded ({rep.get('path', '')})")
         else:
-            caps, status = rep["capabilities"], rep["status"]
-            print(f"  {name:<9} {rep['model']} on {rep['device']}: {status['state']}; max batch "
+            caps, status, model = rep["capabilities"], rep["status"], rep["info"]
+            print(f"  {name:<9} {rep['model']} ({model['metadata'].get('architecture', model['model_type'])}, "
+                  f"{model['num_parameters'] / 1e6:.1f} M parameters) on {rep['device']}: {status['state']}; max batch "
                   f"{caps['max_batch_size']}, max sequence {caps['max_sequence_length']}, "
                   f"dtypes {', '.join(caps['supported_dtypes'])}, devices {', '.join(caps['supported_devices'])}")
 

@@ -1,4 +1,8 @@
-"""``ferrum index PATH...`` and ``ferrum search QUERY``: the persistent semantic search index."""
+"""``ferrum index PATH...`` and ``ferrum search QUERY``: the persistent semantic search index.
+
+Search ranks the same way as the app's Search panel: without ``--collection`` every collection of the
+embedding model is searched, ranked as one ("Everything").
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--collection", "-c", default="default", help="collection name (default: default)")
+    common.add_argument("--collection", "-c", default=None,
+                        help="collection name (index: default 'default'; search: default every collection)")
     common.add_argument("--db", type=Path, default=None, help="index database (default: search.db in the data folder)")
     common.add_argument("--model", "-m", default=None,
                         help="embedding model: all-MiniLM-L6-v2 (default; for search, the collection's model)")
@@ -20,7 +25,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("index", parents=[common], help="index text, Markdown, PDF and transcript files",
                               description="Add files and folders to the search index. Unchanged files are "
                                           "skipped, changed ones re-embedded, deleted ones removed.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (.txt .md .pdf .json .srt .vtt)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (.txt .md .pdf .json .srt .vtt)")
+    p.add_argument("--transcripts", action="store_true",
+                   help="also index every transcript in the history (into the 'transcripts' collection)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run_index)
 
@@ -33,12 +40,6 @@ def register(subparsers) -> None:
     p.set_defaults(func=run_search)
 
 
-def _embedder(args, model_ref: str | None):
-    from executors.bert import BertModelExecutor
-
-    return BertModelExecutor.load(model_ref or "all-MiniLM-L6-v2", device=args.device, threads=args.threads)
-
-
 class _Bars:
     """Two tqdm bars on stderr: files overall, chunks of the file being embedded."""
 
@@ -49,7 +50,7 @@ class _Bars:
         self._chunks = tqdm(desc="chunks", unit="chunk", file=sys.stderr, disable=quiet, position=1, leave=False)
 
     def __call__(self, progress) -> None:
-        bar = self._files if progress.unit == "files" else self._chunks
+        bar = self._chunks if progress.unit == "chunks" else self._files
         bar.total = int(progress.total)
         bar.n = int(progress.done)
         bar.set_postfix_str(Path(progress.message).name, refresh=False)
@@ -61,20 +62,37 @@ class _Bars:
 
 
 def run_index(args) -> int:
-    from executors.search import SearchStore, index_paths
+    from executors.core.errors import InvalidParameterError
+    from executors.service import EMBEDDING, FILES
+    from executors.service.events import JobProgress
 
-    embedder = _embedder(args, args.model)
-    bars = _Bars(args.quiet)
-    with SearchStore(args.db) as store:
+    from .engine import load, open_engine, wait_for
+
+    if not args.paths and not args.transcripts:
+        raise InvalidParameterError("Nothing to index", "give files or folders, or --transcripts")
+    report = transcripts = None
+    with open_engine(args, embedding_model=args.model, search_db=args.db) as engine:
+        load(engine, EMBEDDING, args.quiet)
+        bars = _Bars(args.quiet)
+        stop = engine.subscribe(lambda e: bars(e.progress) if isinstance(e, JobProgress) else None)
         try:
-            report = index_paths(store, embedder, args.paths, collection=args.collection, on_progress=bars)
+            if args.paths:
+                report = wait_for(engine.search.index_paths(args.paths, args.collection or FILES))
+            if args.transcripts:
+                transcripts = wait_for(engine.search.index_transcripts())
         finally:
+            stop()
             bars.close()
-    print(f"{report.files_added} added, {report.files_updated} updated, {report.files_skipped} unchanged, "
-          f"{report.files_removed} removed; {report.chunks_embedded} chunks embedded in {report.seconds:.1f} s")
-    for path, message in report.errors:
+    if report is not None:
+        print(f"{report.files_added} added, {report.files_updated} updated, {report.files_skipped} unchanged, "
+              f"{report.files_removed} removed; {report.chunks_embedded} chunks embedded in {report.seconds:.1f} s")
+    if transcripts is not None:
+        print(f"{transcripts.files_added + transcripts.files_updated + transcripts.files_skipped} transcripts "
+              f"searchable; {transcripts.chunks_embedded} chunks embedded")
+    errors = [e for r in (report, transcripts) if r is not None for e in r.errors]
+    for path, message in errors:
         print(f"ferrum: skipped {path}: {message}", file=sys.stderr)
-    return 1 if report.errors else 0
+    return 1 if errors else 0
 
 
 def _where(hit) -> str:
@@ -84,12 +102,18 @@ def _where(hit) -> str:
 
 
 def run_search(args) -> int:
-    from executors.search import SearchStore, search_text
+    from executors.service import EMBEDDING
 
-    with SearchStore(args.db) as store:
-        coll = store.collection(args.collection)
-        embedder = _embedder(args, args.model or coll.model_id)
-        hits = search_text(store, embedder, args.query, collection=args.collection, k=args.k, hybrid=args.hybrid)
+    from .engine import load, open_engine
+
+    with open_engine(args, embedding_model=args.model, search_db=args.db) as engine:
+        if args.model is None and args.collection is not None:  # the collection's own model
+            known = {c.name: c for c in engine.search.collections().result()}
+            if args.collection in known:
+                engine.apply(engine.settings.with_changes(embedding_model=known[args.collection].model_id))
+        load(engine, EMBEDDING, quiet=True)
+        collections = None if args.collection is None else [args.collection]
+        hits = engine.search.search(args.query, k=args.k, hybrid=args.hybrid, collections=collections).result()
     if args.json:
         json.dump([h.to_dict() for h in hits], sys.stdout, indent=2, ensure_ascii=False)
         print()

@@ -21,6 +21,11 @@ def register(subparsers) -> None:
     p.add_argument("--embedding-model", default=None, help="embedding model (default all-MiniLM-L6-v2)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="30 s windows of an upload decoded together (default 8; 1 = one at a time)")
+    p.add_argument("--no-history", action="store_true",
+                   help="keep no transcription in the transcript history (by default each lands there, "
+                        "unless its request sends the form field history=false)")
     p.set_defaults(func=run)
 
 
@@ -28,18 +33,20 @@ def run(args) -> int:
     import asyncio
 
     from executors.core.errors import InvalidParameterError
-    from executors.models.store import DEFAULT_EMBEDDING, DEFAULT_WHISPER
-    from executors.service.models import MODEL_KINDS, LocalModelService, ServiceSettings
+    from executors.service import MODEL_KINDS, EngineService
     from ferrum_api.server import ApiConfig, ApiServer, is_loopback
+
+    from .engine import service_settings
 
     if args.max_upload_mb <= 0:
         raise InvalidParameterError("--max-upload-mb must be positive", "e.g. --max-upload-mb 200")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
     config = ApiConfig(host=args.host, port=args.port, token=args.token, auth=not args.no_auth,
-                       allow_remote=args.allow_remote, max_upload_bytes=int(args.max_upload_mb * 2**20))
-    settings = ServiceSettings(whisper_model=args.model or DEFAULT_WHISPER,
-                               embedding_model=args.embedding_model or DEFAULT_EMBEDDING,
-                               device=args.device, threads=args.threads)
-    service = LocalModelService(settings)
+                       allow_remote=args.allow_remote, max_upload_bytes=int(args.max_upload_mb * 2**20),
+                       save_history=not args.no_history,
+                       **({} if args.batch_size is None else {"batch_size": args.batch_size}))
+    service = EngineService(service_settings(args, whisper_model=args.model, embedding_model=args.embedding_model))
     server = ApiServer(service, config)  # refuses a remote host without --allow-remote
     if not is_loopback(args.host):
         print(f"ferrum: WARNING: listening on {args.host}: anyone who can reach this address "

@@ -1,5 +1,6 @@
 """``ferrum transcribe FILE...``: one transcript file per input, progress on stderr.
 
+Each transcript also lands in the transcript history (``ferrum history``) unless ``--no-history``.
 A failed input prints one line and the others still run; the exit status is 1 if any failed.
 """
 
@@ -10,6 +11,10 @@ import sys
 from pathlib import Path
 
 from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light too
+
+# Files are packed into shared batches in groups of at most this much audio (memory stays bounded).
+GROUP_SECONDS = 1200.0
 
 
 def register(subparsers) -> None:
@@ -17,6 +22,18 @@ def register(subparsers) -> None:
                               description="Transcribe audio or video files with a local Whisper model.")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="audio or video files (WAV, FLAC, MP3, OGG, M4A, MP4, WebM, ...)")
+    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
+    add_transcription_arguments(p)
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="30 s windows decoded together, of one long file or of several files "
+                        f"(default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time)")
+    p.add_argument("--no-history", action="store_true", help="do not keep the transcripts in the history")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def add_transcription_arguments(p) -> None:
+    """The model, decoding and output-format options ``transcribe`` and ``batch`` share."""
     p.add_argument("--model", "-m", default=None,
                    help="model reference: whisper-tiny.en (default), whisper-base, or a model folder")
     p.add_argument("--language", "-l", default=None, help="spoken language code (default: detect; 'en' for .en models)")
@@ -24,7 +41,6 @@ def register(subparsers) -> None:
                    help="translate = speech in any language to English text")
     p.add_argument("--format", "-f", choices=EXPORT_FORMATS + SPEAKER_FORMATS, default="txt", dest="fmt",
                    help="output format (default: txt; rttm needs --diarize)")
-    p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
@@ -35,8 +51,37 @@ def register(subparsers) -> None:
     from .diarize_cmd import add_speaker_arguments
 
     add_speaker_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+
+
+def transcribe_options(args):
+    """``TranscribeOptions`` from the arguments of ``add_transcription_arguments`` (speakers need word times)."""
+    from executors.core.errors import InvalidParameterError
+    from executors.whisper.options import TranscribeOptions
+
+    if args.threads is not None and args.threads < 1:
+        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
+    batch = DEFAULT_BATCH_WINDOWS if args.batch_size is None else args.batch_size
+    if batch < 1:
+        raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
+    return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
+                             word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad,
+                             batch_windows=batch).validate()
+
+
+def speaker_request(args):
+    """``DiarizationOptions`` when ``--diarize`` was given, else None; speaker counts or RTTM without it are errors."""
+    from executors.core.errors import InvalidParameterError
+
+    if args.diarize:
+        from .diarize_cmd import speaker_options
+
+        return speaker_options(args)
+    if any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
+        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
+                                    "add --diarize to label the speakers")
+    if args.fmt == "rttm":
+        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
+    return None
 
 
 def output_path(out_dir: Path, source: Path, fmt: str, taken: set[Path]) -> Path:
@@ -70,71 +115,125 @@ class ProgressBar:
         self._bar.close()
 
 
-def _load_executor(args):
-    from transformers.utils import logging as hf_logging
-
-    from executors.models.store import DEFAULT_WHISPER, resolve_model
-    from executors.whisper import WhisperModelExecutor
-
-    resolved = resolve_model(args.model or DEFAULT_WHISPER, kind="whisper")
-    bars_on = hf_logging.is_progress_bar_enabled()
-    if args.quiet and bars_on:
-        hf_logging.disable_progress_bar()  # transformers' own "Loading weights" bar
-    try:
-        return WhisperModelExecutor.from_path(resolved.path, device=args.device, threads=args.threads)
-    finally:
-        if args.quiet and bars_on:
-            hf_logging.enable_progress_bar()
-
-
-def _transcribe_one(executor, path: Path, options, args, out_path: Path, speakers=None) -> Path:
+def _transcribe_one(engine, path: Path, options, args, out_path: Path, speakers=None) -> Path:
     from executors.audio.decode import audio_duration
     from executors.transcripts.exporters import write_transcript
+
+    from .engine import wait_for
 
     bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
     finished = False
     try:
-        transcript = executor.transcribe(path, options, on_progress=bar)  # streams the file
+        job = engine.transcribe(path, options, save=not args.no_history, on_progress=bar,  # streams the file
+                                speakers=speakers)
+        result = wait_for(job)
         finished = True
     finally:
         bar.close(finished)
-    if speakers is not None:
-        from executors.diarization import assign_speakers
+    return write_transcript(result.transcript, args.fmt, out_path)
 
-        from .diarize_cmd import diarize_with_bar
 
-        transcript = assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, args.quiet))
-    return write_transcript(transcript, args.fmt, out_path)
+def _label_speakers(transcript, path: Path, speakers, quiet: bool):
+    from executors.diarization import assign_speakers
+
+    from .diarize_cmd import diarize_with_bar
+
+    return assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, quiet))
 
 
 def run(args: argparse.Namespace) -> int:
-    from executors.core.errors import InvalidParameterError
-    from executors.whisper.options import TranscribeOptions
+    from executors.service import WHISPER
 
-    if args.threads is not None and args.threads < 1:
-        raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
-    speakers = None
-    if args.diarize:
-        from .diarize_cmd import speaker_options
+    from .engine import load, open_engine
 
-        speakers = speaker_options(args)
-    elif any(v is not None for v in (args.num_speakers, args.min_speakers, args.max_speakers)):
-        raise InvalidParameterError("--num-speakers, --min-speakers and --max-speakers need --diarize",
-                                    "add --diarize to label the speakers")
-    if args.fmt == "rttm" and not args.diarize:
-        raise InvalidParameterError("RTTM lists speaker turns, so it needs --diarize", "add --diarize")
-    options = TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
-                                word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad).validate()
-    executor = _load_executor(args)
-    taken: set[Path] = set()
-    return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
-        executor, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
+    options = transcribe_options(args)
+    speakers = speaker_request(args)
+    # (transcripts become searchable in the app, or with `ferrum index --transcripts`)
+    with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
+        model = load(engine, WHISPER, args.quiet)
+        taken: set[Path] = set()
+        if options.batch_windows > 1 and len(args.files) > 1:
+            return _run_grouped(engine, model, options, args, speakers, taken)
+        return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
+            engine, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
+
+
+def _run_grouped(engine, model, options, args, speakers, taken: set[Path]) -> int:
+    """Many files: windows of different files share batches, a group of files at a time (on this
+    thread: the command runs nothing else on the model)."""
+    failed: list[str] = []
+    for group in _decoded_groups(args.files, args, taken, failed):
+        try:
+            _transcribe_group(engine, model, group, options, args, speakers)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the group's unwritten files failed
+            unwritten = [str(p) for p, _, out in group if not out.exists()]
+            _report("transcribe", "transcribing", ", ".join(unwritten), exc)
+            failed += unwritten
+    return 1 if failed else 0
+
+
+def _transcribe_group(engine, model, group: list[tuple[Path, object, Path]], options, args, speakers) -> None:
+    """Several decoded files through one batched pass; each gets its progress bar in turn and is
+    written as soon as it is done."""
+    from executors.audio.decode import SAMPLE_RATE
+    from executors.transcripts.exporters import write_transcript
+    from executors.whisper.batched import transcribe_many
+
+    bars: dict[int, ProgressBar] = {}
+
+    def bar(i: int) -> ProgressBar:
+        if i not in bars:
+            path, audio, _ = group[i]
+            bars[i] = ProgressBar(path.name, len(audio) / SAMPLE_RATE, args.quiet)
+        return bars[i]
+
+    def write(i: int, transcript) -> None:
+        bar(i).close(True)
+        path = group[i][0]
+        if speakers is not None:
+            transcript = _label_speakers(transcript, path, speakers, args.quiet)
+        if not args.no_history:
+            record = engine.history.begin(str(path), model.model_id, options, audio_path=path)
+            engine.history.end(record, "done", transcript)
+        print(write_transcript(transcript, args.fmt, group[i][2]))
+
+    try:
+        transcribe_many(model.executor, [audio for _, audio, _ in group], options, on_done=write,
+                        on_progress=lambda i, p: bar(i)(p))
+    finally:
+        for b in bars.values():
+            b.close(False)
+
+
+def _decoded_groups(names: list[str], args, taken: set[Path], failed: list[str]):
+    """(path, samples, output path) of every readable input, in groups of at most GROUP_SECONDS of
+    audio; unreadable inputs are reported and left out."""
+    from executors.audio.decode import SAMPLE_RATE, load_audio
+
+    group, seconds = [], 0.0
+    for name in names:
+        path = Path(name)
+        try:
+            audio = load_audio(path)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
+            _report("transcribe", "transcribing", name, exc)
+            failed.append(name)
+            continue
+        if group and seconds + len(audio) / SAMPLE_RATE > GROUP_SECONDS:
+            yield group
+            group, seconds = [], 0.0
+        group.append((path, audio, output_path(args.output_dir, path, args.fmt, taken)))
+        seconds += len(audio) / SAMPLE_RATE
+    if group:
+        yield group
 
 
 def run_each(files: list[str], command: str, doing: str, work) -> int:
     """``work(path) -> output path`` for every input; a failure prints one line and the rest still run."""
-    from executors.core.errors import FerrumError, wrap_unexpected
-
     failed = 0
     for name in files:
         try:
@@ -142,7 +241,13 @@ def run_each(files: list[str], command: str, doing: str, work) -> int:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
-            print(f"ferrum {command}: {name}: {err}", file=sys.stderr)
+            _report(command, doing, name, exc)
             failed += 1
     return 1 if failed else 0
+
+
+def _report(command: str, doing: str, name: str, exc: Exception) -> None:
+    from executors.core.errors import FerrumError, wrap_unexpected
+
+    err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, f"{doing} {name}")
+    print(f"ferrum {command}: {name}: {err}", file=sys.stderr)

@@ -1,8 +1,8 @@
-"""The API server inside the app: same qasync loop, same executors, same workers as the GUI.
+"""The API server inside the app: same qasync loop, same engine service (models, workers, history)
+as the GUI.
 
-``HostModelService`` is the host seen through ``executors.service.models.ModelService``; the controller
-(one per host, a child QObject found with ``api_controller(host)``) starts and stops the server when
-the API settings change.
+The controller (one per host, a child QObject found with ``api_controller(host)``) starts and stops
+the server when the API settings change.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class ApiSettings:
     port: int = 8765
     auth: bool = True
     max_upload_mb: int = 200
+    save_history: bool = True
 
     @classmethod
     def load(cls, qsettings) -> ApiSettings:
@@ -31,22 +32,6 @@ class ApiSettings:
 
     def save(self, qsettings) -> None:
         save_group(self, qsettings, _GROUP)
-
-
-class HostModelService:
-    """``ModelService`` over ``ExecutorHost``: API requests queue on the GUI's own worker threads."""
-
-    def __init__(self, host):
-        self.host = host
-
-    async def executor(self, kind: str):
-        return await self.host.ready(kind)
-
-    async def run(self, kind: str, fn, *args, **kwargs):
-        return await self.host.run_on(kind, fn, *args, **kwargs)
-
-    def record(self, series: str, value: float) -> None:
-        self.host.sample.emit(series, float(value))
 
 
 class ApiServerController(QObject):
@@ -81,9 +66,10 @@ class ApiServerController(QObject):
         if not settings.enabled:
             return
         try:
-            config = ApiConfig(port=settings.port, auth=settings.auth,
-                               max_upload_bytes=int(settings.max_upload_mb) * 2**20)
-            server = ApiServer(HostModelService(self.host), config)
+            config = ApiConfig(port=settings.port, auth=settings.auth, save_history=settings.save_history,
+                               max_upload_bytes=int(settings.max_upload_mb) * 2**20,
+                               batch_size=max(1, self.host.settings.batch_size))
+            server = ApiServer(self.host.service, config)
             url = await server.start()
         except Exception as exc:  # noqa: BLE001 - shown in the settings page and as a notification
             err = exc if isinstance(exc, FerrumError) else wrap_unexpected(exc, "starting the API server")

@@ -42,6 +42,8 @@ class ApiServerPage(SettingsPage):
         self.max_upload.setRange(1, 4096)
         self.max_upload.setSuffix(" MB")
         self.max_upload.setValue(current.max_upload_mb)
+        self.save_history = QCheckBox("Keep API transcriptions in the transcript history")
+        self.save_history.setChecked(current.save_history)
         self.token = QLineEdit()
         self.token.setReadOnly(True)
         self.token.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
@@ -65,6 +67,7 @@ class ApiServerPage(SettingsPage):
         form.addRow("", self.auth)
         form.addRow("Token:", token_row)
         form.addRow("Largest upload:", self.max_upload)
+        form.addRow("", self.save_history)
         form.addRow("Status:", self.status)
         lay_out_form_page(self, form, "Clients use it like OpenAI's API: base URL http://127.0.0.1:<port>/v1 and the token as the "
                       "API key. Requests share the app's models and queue behind its own jobs.")
@@ -77,7 +80,7 @@ class ApiServerPage(SettingsPage):
 
     def values(self) -> ApiSettings:
         return ApiSettings(enabled=self.enabled.isChecked(), port=self.port.value(), auth=self.auth.isChecked(),
-                           max_upload_mb=self.max_upload.value())
+                           max_upload_mb=self.max_upload.value(), save_history=self.save_history.isChecked())
 
     def copy_token(self) -> None:
         QApplication.clipboard().setText(self.token.text())

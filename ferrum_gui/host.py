@@ -1,35 +1,32 @@
-"""``ExecutorHost``: owns the executors and runs all model and disk work off the GUI thread.
+"""``ExecutorHost``: the engine service (``executors.service.EngineService``) seen from Qt.
 
-One single-thread worker per executor plus one for I/O keeps each model's work in order and the
-GUI thread free. Every async method raises ``FerrumError`` and also reports it on ``failure``
-(except ``Cancelled``), so panels only reset their own state and never show errors themselves.
+The service owns the models, their worker threads, the jobs, the history, the search index and the
+dictation sessions; the host turns the service's events into Qt signals on the GUI thread and its
+futures into awaitables on the qasync loop. Every async method raises ``FerrumError`` and also
+reports it on ``failure`` (except ``Cancelled``), so panels only reset their own state and never show
+errors themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
-import time
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from executors.core.errors import (
-    Cancelled,
-    FerrumError,
-    ModelError,
-    NotFoundError,
-    wrap_unexpected,
-)
-from executors.core.types import CancelToken, ExecutorState
+from executors.core.errors import Cancelled, FerrumError, ModelError, wrap_unexpected
+from executors.core.stats import process_rss
+from executors.core.types import ExecutorState
+from executors.service import EngineService, wait
+from executors.service import events as ev
+from executors.service.jobs import JobInfo  # noqa: F401 - re-exported for panels and tests
+from executors.service.settings import EMBEDDING, MODEL_KINDS, WHISPER
 
-from . import host_jobs as jobs
 from .host_dictation import HostDictation
-from .host_io import IO, HostServices
-from .host_jobs import EMBEDDING, MODEL_NAMES, WHISPER, JobInfo
+from .host_io import IO, HostServices, cache_hit_rate
 from .settings import HostSettings
+
+MODEL_NAMES = MODEL_KINDS
 
 
 def _loop() -> asyncio.AbstractEventLoop:
@@ -57,21 +54,14 @@ class ExecutorHost(QObject, HostServices, HostDictation):
                  poll_ms: int = 500):
         super().__init__(parent)
         self._settings = settings or HostSettings()
-        self._pools = {name: ThreadPoolExecutor(1, thread_name_prefix=f"ferrum-{name}")
-                       for name in (*MODEL_NAMES, IO)}
-        self._models: dict[str, jobs.LoadedModel | None] = dict.fromkeys(MODEL_NAMES)
-        self._loads: dict[str, asyncio.Future | None] = dict.fromkeys(MODEL_NAMES)
-        self._states: dict[str, tuple[str, str]] = {n: ("idle", "not loaded yet") for n in MODEL_NAMES}
-        self._reloads = dict.fromkeys(MODEL_NAMES, 0)
-        self._active = dict.fromkeys(self._pools, 0)  # calls queued or running per worker
-        self._jobs: dict[str, tuple[JobInfo, CancelToken]] = {}
-        self._history = None   # created in the I/O worker
-        self._store = None     # created in the embedding worker (SQLite connections stay in one thread)
+        self.service = EngineService(self._settings.service_settings())
         self._closed = False
-        self._gui_loop: asyncio.AbstractEventLoop | None = None
+        self._started = False
+        self._gui_loop = _loop()
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self.poll)
+        self._unsubscribe = self.service.subscribe(self._on_event)
 
     # ---- state ---------------------------------------------------------------------------
     @property
@@ -80,22 +70,23 @@ class ExecutorHost(QObject, HostServices, HostDictation):
 
     @property
     def whisper(self):
-        model = self._models[WHISPER]
+        model = self.service.models.loaded(WHISPER)
         return model.executor if model else None
 
     @property
     def embedding(self):
-        model = self._models[EMBEDDING]
+        model = self.service.models.loaded(EMBEDDING)
         return model.executor if model else None
 
-    def model(self, name: str) -> jobs.LoadedModel | None:
-        return self._models[name]
+    def model(self, name: str):
+        """The ``LoadedModel`` (executor, model_id, source, device, dtype, load_seconds, multilingual)."""
+        return self.service.models.loaded(name)
 
     def model_state(self, name: str) -> tuple[str, str]:
-        return self._states[name]
+        return self.service.models.state(name)
 
     def reload_count(self, name: str) -> int:
-        return self._reloads[name]
+        return self.service.models.reloads(name)
 
     def whisper_models(self) -> list[str]:
         """Model refs to offer in model pickers: the current one first, then the bundled ones."""
@@ -104,23 +95,66 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         return list(dict.fromkeys([self._settings.whisper_model, DEFAULT_WHISPER, "whisper-base"]))
 
     def running_jobs(self) -> list[JobInfo]:
-        return [info for info, _ in self._jobs.values()]
+        return self.service.jobs.active()
+
+    # ---- service events -> signals (GUI thread) --------------------------------------------
+    def _on_event(self, event) -> None:
+        """Any thread: move the event to the GUI thread (in order with the futures' results)."""
+        if self._closed:
+            return
+        try:
+            self._gui_loop.call_soon_threadsafe(self._dispatch, event)
+        except RuntimeError:  # the loop closed while the app quits: nobody is listening
+            pass
+
+    def _dispatch(self, event) -> None:
+        if self._closed:
+            return
+        if isinstance(event, ev.ModelStateChanged):
+            self.modelStateChanged.emit(event.kind, event.state, event.message)
+            if event.error is not None:
+                self._report(event.error, f"loading the {event.kind} model")
+            if event.state == "ready":
+                self.poll()
+        elif isinstance(event, ev.JobStarted):
+            self.jobStarted.emit(event.job_id, event.info)
+        elif isinstance(event, ev.JobProgress):
+            self.jobProgress.emit(event.job_id, event.progress)
+        elif isinstance(event, ev.SegmentProduced):
+            self.segmentProduced.emit(event.job_id, event.segment)
+        elif isinstance(event, ev.JobFinished):
+            self.jobFinished.emit(event.job_id, getattr(event.result, "transcript", event.result))
+        elif isinstance(event, ev.JobFailed):
+            self.jobFailed.emit(event.job_id, event.error)
+        elif isinstance(event, ev.HistoryChanged):
+            self.historyChanged.emit()
+        elif isinstance(event, ev.IndexChanged):
+            self.indexChanged.emit()
+        elif isinstance(event, ev.Sample):
+            self.sample.emit(event.series, event.value)
+        elif isinstance(event, ev.Failure):
+            self._report(event.error, "working in the background")
 
     # ---- running work --------------------------------------------------------------------
+    async def _await(self, work, doing: str):
+        """Await a service future or job; a failure is reported once and raised as a FerrumError."""
+        self._gui_loop = _loop()
+        try:
+            return await wait(work)
+        except (Exception, asyncio.CancelledError) as exc:
+            raise self._report(exc, doing) from exc
+
     async def _run(self, pool: str, fn, *args, **kwargs):
         if self._closed:
             raise Cancelled("The app is shutting down", "start the app again")
-        self._active[pool] += 1
-        if pool in MODEL_NAMES and self._models[pool] is not None:
+        self._gui_loop = _loop()
+        if pool in MODEL_NAMES and self.service.models.loaded(pool) is not None:
             QTimer.singleShot(0, self, self.poll)  # show "Busy" now, not at the next tick
-        try:
-            return await _loop().run_in_executor(self._pools[pool], functools.partial(fn, *args, **kwargs))
-        finally:
-            self._active[pool] -= 1
+        return await wait(self.service.workers[pool].submit(fn, *args, **kwargs))
 
     async def run_on(self, name: str, fn, *args, **kwargs):
         """``fn(*args, **kwargs)`` on worker ``name`` ("whisper" | "embedding" | "io"), in turn with the
-        GUI's own jobs (the API server's ``ModelService`` goes through here); errors are not reported."""
+        service's other work; errors are not reported."""
         return await self._run(name, fn, *args, **kwargs)
 
     def _report(self, exc: BaseException, doing: str) -> FerrumError:
@@ -162,57 +196,29 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         Returns a future that resolves when both loads finished (successfully or not); awaiting
         it is optional.
         """
+        self._started = True
         self._timer.start()
-        for name in MODEL_NAMES:
-            if self._loads[name] is None:
-                self._loads[name] = asyncio.ensure_future(self._load(name, "loading"), loop=_loop())
-        return asyncio.gather(*(self._loads[n] for n in MODEL_NAMES), return_exceptions=True)
-
-    async def _load(self, name: str, state: str) -> jobs.LoadedModel:
-        ref = self._settings.whisper_model if name == WHISPER else self._settings.embedding_model
-        self._set_state(name, state, f"Loading {ref} (device: {self._settings.device})…")
-        old, self._models[name] = self._models[name], None
-        loader = jobs.load_whisper if name == WHISPER else jobs.load_embedding
-        try:
-            if old is not None:
-                await self._run(name, jobs.shutdown_executor, old.executor)
-            model = await self._run(name, loader, self._settings)
-        except Exception as exc:
-            err = self._report(exc, f"loading the {name} model")
-            self._set_state(name, "error", err.message)
-            raise err from exc
-        self._models[name] = model
-        self._set_state(name, "ready", f"{model.model_id} on {model.device} ({model.dtype}), "
-                                       f"loaded in {model.load_seconds:.1f} s")
-        self.poll()
-        return model
-
-    def _set_state(self, name: str, state: str, message: str) -> None:
-        self._states[name] = (state, message)
-        self.modelStateChanged.emit(name, state, message)
+        loads = [asyncio.wrap_future(self.service.models.load(name), loop=_loop()) for name in MODEL_NAMES]
+        return asyncio.gather(*loads, return_exceptions=True)
 
     async def ready(self, name: str):
         """The loaded executor ``name``, waiting for a load in progress (starting one if needed)."""
-        if self._loads[name] is None:
+        if not self._started:
             self.start()
         try:
-            return (await asyncio.shield(self._loads[name])).executor
+            return (await wait(self.service.models.load(name))).executor
         except FerrumError as exc:
             raise ModelError(f"The {name} model is not loaded", f"it failed to load ({exc.message}); "
                              "choose another model or device in Preferences and apply") from exc
 
     async def reload(self, settings: HostSettings) -> list[str]:
         """Apply new settings, reloading only the executors they affect; returns their names."""
-        names = self._settings.models_to_reload(settings)
         self._settings = settings
-        for name in names:
-            self._reloads[name] += 1
-            previous = self._loads[name]
-            self._loads[name] = asyncio.ensure_future(self._reload_after(name, previous), loop=_loop())
-        results = await asyncio.gather(*(self._loads[n] for n in names), return_exceptions=True)
+        names = self.service.apply(settings.service_settings())
+        results = await asyncio.gather(*(wait(self.service.models.load(n)) for n in names), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
-                raise result
+                raise self._report(result, "loading the new model")
         return names
 
     def apply_settings(self, settings: HostSettings) -> asyncio.Future:
@@ -225,118 +231,59 @@ class ExecutorHost(QObject, HostServices, HostDictation):
 
         return await self._run(IO, available_devices)
 
-    async def _reload_after(self, name: str, previous: asyncio.Future | None):
-        if previous is not None:
-            await asyncio.gather(previous, return_exceptions=True)
-        return await self._load(name, "reloading")
-
     # ---- status polling ------------------------------------------------------------------
     def poll(self) -> None:
         """Emit status and metrics of every loaded executor (status() is thread-safe and cheap)."""
-        memory, caches = None, []
+        loaded, caches = False, []
         for name in MODEL_NAMES:
-            model = self._models[name]
+            model = self.service.models.loaded(name)
             if model is None:
                 continue
             ex = model.executor
             try:
                 status = ex.status()
-                if self._active[name] and status.state is ExecutorState.READY:
+                if self.service.workers[name].active and status.state is ExecutorState.READY:
                     # between two operations of a running job the executor itself says Ready
                     status = dataclasses.replace(status, state=ExecutorState.BUSY)
                 cache = ex.cache_metrics_snapshot()
                 metrics = {"capabilities": ex.capabilities(), "cache": cache, "info": ex.info(), "model": model,
-                           "reloads": self._reloads[name]}
+                           "reloads": self.reload_count(name)}
             except Exception as exc:  # noqa: BLE001 - a broken executor must not stop the poll
                 self._report(exc, f"reading the {name} status")
                 continue
             self.statusUpdated.emit(name, status)
             self.metricsUpdated.emit(name, metrics)
             caches += list(cache.caches.values()) if cache else []
-            memory = status.memory_usage
-        rate = jobs.cache_hit_rate(caches)
+            loaded = True
+        rate = cache_hit_rate(caches)
         if rate is not None:
             self.sample.emit("cache_hit_rate", rate)
-        if memory is not None:
-            self.sample.emit("memory_mb", memory.used_bytes / 2**20)
+        if loaded:  # the whole process (each model's own share is in its status)
+            self.sample.emit("memory_mb", process_rss() / 2**20)
 
     # ---- jobs ----------------------------------------------------------------------------
-    def _begin_job(self, kind: str, title: str, source: str, job_id: str | None) -> tuple[JobInfo, CancelToken]:
-        info = JobInfo(job_id or jobs.new_job_id(kind), kind, title, source)
-        token = CancelToken()
-        self._jobs[info.job_id] = (info, token)
-        return info, token
-
     def cancel(self, job_id: str) -> bool:
         """Ask a queued or running job to stop; it then fails with ``Cancelled``."""
-        entry = self._jobs.get(job_id)
-        if entry:
-            entry[1].cancel()
-        return entry is not None
+        return self.service.cancel(job_id)
 
     def cancel_all(self) -> None:
-        for _, token in self._jobs.values():
-            token.cancel()
+        self.service.jobs.cancel_all()
 
-    async def transcribe(self, path, options=None, job_id: str | None = None):
-        """Transcribe one file; each segment is saved to the history as it arrives."""
-        from executors.whisper.options import TranscribeOptions
+    def transcribe(self, path, options=None, job_id: str | None = None) -> asyncio.Future:
+        """Queue one file for transcription into the history now (jobs run in the order of these calls;
+        each segment is saved as it arrives); await the returned future for the Transcript."""
+        from pathlib import Path
 
-        path = Path(path)
-        options = (options or TranscribeOptions()).validate()
-        info, token = self._begin_job("transcribe", path.name, str(path), job_id)
-        info.path = path
         try:
-            if not path.is_file():
-                raise NotFoundError(f"{path} does not exist", "check the path, or pick the file again")
-            info.duration = await self._run(IO, jobs.probe_duration, path)
-            whisper = await self.ready(WHISPER)
-            token.raise_if_cancelled("transcription")
-            info.record_id = await self._io(lambda h: h.begin(str(path), whisper.model_id, options,
-                                                              audio_path=str(path)))
-            self.historyChanged.emit()
-            info.started = time.time()
-            self.jobStarted.emit(info.job_id, info)
-            on_segment = self._threadsafe(functools.partial(self._segment, info))
-            on_progress = self._threadsafe(functools.partial(self.jobProgress.emit, info.job_id))
-            transcript, wall_s = await self._run(
-                WHISPER, jobs.transcribe_file, whisper, path, options, on_segment, on_progress, token)
-            await self._io(lambda h: h.finish(info.record_id, transcript))
-        except (Exception, asyncio.CancelledError) as exc:
-            token.cancel()  # the awaiting task may be cancelled while the worker still runs
-            err = self._report(exc, f"transcribing {path.name}")
-            if info.record_id is not None:
-                partial = getattr(err, "partial", None)
-                if isinstance(err, Cancelled):
-                    end = self._io(lambda h: h.cancel(info.record_id, partial))
-                else:
-                    end = self._io(lambda h: h.fail(info.record_id, err.message, partial))
-                self._background(end, "saving the history")
-            self._jobs.pop(info.job_id, None)
-            self.jobFailed.emit(info.job_id, err)
-            self.historyChanged.emit()
-            raise err from exc
-        self._jobs.pop(info.job_id, None)
-        self.sample.emit("job_latency_s", wall_s)
-        if transcript.duration > 0:
-            self.sample.emit("rtf", wall_s / transcript.duration)
-        self.jobFinished.emit(info.job_id, transcript)
-        self.historyChanged.emit()
-        if self._settings.auto_index_transcripts and transcript.segments:
-            self._background(self.index_transcript(info.record_id), "indexing the transcript")
-        return transcript
+            job = self.service.transcribe(path, options, job_id=job_id)
+        except FerrumError as exc:  # e.g. invalid options: the returned future holds the error
+            failed = _loop().create_future()
+            failed.set_exception(self._report(exc, f"transcribing {Path(path).name}"))
+            return failed
 
-    def _segment(self, info: JobInfo, segment) -> None:
-        self.segmentProduced.emit(info.job_id, segment)
-        self._pools[IO].submit(self._append_segment, info.record_id, segment)
-
-    def _append_segment(self, record_id, segment) -> None:
-        try:
-            self._history_store().append_segment(record_id, segment)
-        except Exception as exc:  # noqa: BLE001 - reported on the GUI thread
-            err = wrap_unexpected(exc, "saving a segment to the history")
-            if self._gui_loop is not None and not self._closed:
-                self._gui_loop.call_soon_threadsafe(self._report, err, "saving a segment")
+        async def transcript():
+            return (await self._await(job, f"transcribing {Path(path).name}")).transcript
+        return asyncio.ensure_future(transcript(), loop=_loop())
 
     # ---- shutdown ------------------------------------------------------------------------
     def close(self, wait: bool = True) -> None:
@@ -345,11 +292,5 @@ class ExecutorHost(QObject, HostServices, HostDictation):
             return
         self._closed = True
         self._timer.stop()
-        self.cancel_all()
-        self.stop_dictation(wait=wait)
-        for pool in self._pools.values():
-            pool.shutdown(wait=wait, cancel_futures=True)
-        if wait:  # both connections allow other threads; the workers are gone by now
-            for db in (self._history, self._store):
-                if db is not None:
-                    db.close()
+        self._unsubscribe()
+        self.service.close(wait=wait)

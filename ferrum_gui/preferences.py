@@ -86,6 +86,12 @@ class ModelsPage(SettingsPage):
         self.threads.setValue(current.threads)
         self.whisper = self._model_combo(host.whisper_models(), current.whisper_model)
         self.embedding = self._model_combo([current.embedding_model, DEFAULT_EMBEDDING], current.embedding_model)
+        self.batch_size = QSpinBox()
+        self.batch_size.setRange(1, 32)
+        self.batch_size.setValue(max(1, current.batch_size))
+        self.batch_size.setToolTip("How many 30-second windows of a file are decoded together. Larger is faster "
+                                   "on long files; 1 decodes one window at a time. Files under 30 s get the "
+                                   "same text either way.")
         self.auto_index = QCheckBox("Make finished transcripts searchable")
         self.auto_index.setChecked(current.auto_index_transcripts)
 
@@ -95,6 +101,7 @@ class ModelsPage(SettingsPage):
         form.addRow("Device:", self.device)
         form.addRow("Precision:", self.dtype)
         form.addRow("CPU threads:", self.threads)
+        form.addRow("Transcription batch:", self.batch_size)
         form.addRow("Speech model:", self._with_browse(self.whisper, "Choose a Whisper model folder "
                                                                      "(CTranslate2 or Hugging Face format)"))
         form.addRow("Embedding model:", self._with_browse(self.embedding, "Choose an embedding model folder "
@@ -149,7 +156,7 @@ class ModelsPage(SettingsPage):
             device=self.device.currentData(), dtype=self.dtype.currentData(), threads=self.threads.value(),
             whisper_model=self.whisper.currentText().strip() or self.host.settings.whisper_model,
             embedding_model=self.embedding.currentText().strip() or self.host.settings.embedding_model,
-            auto_index_transcripts=self.auto_index.isChecked())
+            auto_index_transcripts=self.auto_index.isChecked(), batch_size=self.batch_size.value())
 
     def apply(self):
         settings = self.values()

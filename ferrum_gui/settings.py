@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-# Same values as executors.models.store.DEFAULT_*; repeated here so reading settings never imports
-# the model store (the window must show before any heavy import).
-DEFAULT_WHISPER = "whisper-tiny.en"
-DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"
+# (executors.service.settings and whisper.options import nothing heavy: the window shows before torch loads)
+from executors.service.settings import DEFAULT_EMBEDDING, DEFAULT_WHISPER, ServiceSettings
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS as DEFAULT_BATCH_SIZE
 
 _GROUP = "host"
-# Settings that touch every executor: changing one reloads both models.
-_SHARED = ("device", "dtype", "threads")
 
 
 @dataclass(frozen=True)
@@ -22,6 +19,7 @@ class HostSettings:
     whisper_model: str = DEFAULT_WHISPER      # bundled name, CTranslate2 folder or HF folder
     embedding_model: str = DEFAULT_EMBEDDING  # bundled name or HF folder
     auto_index_transcripts: bool = True       # index finished transcripts for search
+    batch_size: int = DEFAULT_BATCH_SIZE      # 30 s windows of a file decoded together; 1 = one at a time
 
     @classmethod
     def load(cls, qsettings) -> "HostSettings":
@@ -33,16 +31,15 @@ class HostSettings:
     def with_changes(self, **changes) -> "HostSettings":
         return replace(self, **changes)
 
+    def service_settings(self) -> ServiceSettings:
+        """What the engine service runs with (databases in the data folder, as for the CLI)."""
+        return ServiceSettings(whisper_model=self.whisper_model, embedding_model=self.embedding_model,
+                               device=self.device, dtype=self.dtype, threads=self.threads or None,
+                               auto_index_transcripts=self.auto_index_transcripts)
+
     def models_to_reload(self, new: "HostSettings") -> list[str]:
         """Which executors ("whisper", "embedding") must reload to apply ``new``."""
-        if any(getattr(self, k) != getattr(new, k) for k in _SHARED):
-            return ["whisper", "embedding"]
-        names = []
-        if self.whisper_model != new.whisper_model:
-            names.append("whisper")
-        if self.embedding_model != new.embedding_model:
-            names.append("embedding")
-        return names
+        return self.service_settings().models_to_reload(new.service_settings())
 
 
 def _coerce(raw, default):

@@ -36,16 +36,16 @@ GUARD_S = 300  # hang guard for background conditions, not a timing assertion
 @pytest.fixture(scope="module")
 def api(whisper_tiny, minilm):
     """A real ApiServer on its own event-loop thread, sharing the session's models."""
-    from executors.service.models import LocalModelService
+    from executors.service import EngineService
     from ferrum_api.server import ApiConfig, ApiServer
 
-    service = LocalModelService(executors={"whisper": whisper_tiny, "embedding": minilm})
+    service = EngineService(executors={"whisper": whisper_tiny, "embedding": minilm})
     server = ApiServer(service, ApiConfig(port=0, token=TOKEN, max_upload_bytes=LIMIT))
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="api-test-loop", daemon=True)
     thread.start()
     url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(60)
-    yield SimpleNamespace(server=server, loop=loop, url=url, whisper=whisper_tiny, minilm=minilm)
+    yield SimpleNamespace(server=server, loop=loop, url=url, whisper=whisper_tiny, minilm=minilm, service=service)
     asyncio.run_coroutine_threadsafe(server.stop(), loop).result(60)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(60)
@@ -131,6 +131,18 @@ def test_bad_speaker_fields_are_400(client, speech_dir, fields, param):
     with pytest.raises(openai.BadRequestError) as info:
         _transcribe(client, speech_dir / CLIP, response_format="verbose_json", extra_body=fields)
     assert info.value.body["param"] == param
+def test_transcriptions_land_in_the_history_unless_the_request_opts_out(client, api, speech_dir):
+    clip = speech_dir / "pocketsphinx/goforward.flac"
+    before = {e.id for e in api.service.history.list()}
+    text = _transcribe(client, clip, response_format="text")
+    with open(clip, "rb") as fp:
+        client.audio.transcriptions.create(model="whisper-1", file=fp, extra_body={"history": "false"})
+    [entry] = [e for e in api.service.history.list() if e.id not in before]
+    assert entry.source == "goforward.flac (API)" and entry.status.value == "done"
+    assert api.service.history.load(entry.id).transcript.text == text.strip()
+    with open(clip, "rb") as fp, pytest.raises(openai.BadRequestError) as info:
+        client.audio.transcriptions.create(model="whisper-1", file=fp, extra_body={"history": "maybe"})
+    assert info.value.body["param"] == "history"
 
 
 def test_translation_refused_for_english_only_model(client, speech_dir):
@@ -341,7 +353,7 @@ def test_token_is_generated_once_and_kept(tmp_path):
 
 
 def test_ferrum_serve_headless_end_to_end(speech_dir):
-    """`ferrum serve` loads its own models (LocalModelService) and answers the official client."""
+    """`ferrum serve` loads its own models (its own EngineService) and answers the official client."""
     env = dict(os.environ, FERRUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "ferrum_cli.main", "serve", "--port", "0", "--token", TOKEN,
                              "--threads", "1", "--device", "cpu"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -79,9 +79,10 @@ def test_count_tokens_counts_special_tokens_without_truncation(minilm):
 
 async def test_prefill_returns_pooled_embeddings(minilm):
     out = await minilm.prefill(PrefillInput(_ids(minilm, TEXTS[3])))
-    assert out.logits.shape == (1, 384)
+    assert out.logits is None and out.kv_cache is None  # no vocabulary head, no KV
+    assert out.embeddings.shape == (1, 384)
     expected = minilm.embed([TEXTS[3]], use_cache=False)
-    np.testing.assert_allclose(out.logits.numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(out.embeddings.numpy(), expected, atol=1e-5)
 
 
 async def test_decode_explains_that_bert_does_not_generate(minilm):
@@ -101,10 +102,60 @@ async def test_batch_prefill_runs_one_forward_pass(minilm):
     finally:
         handle.remove()
     assert len(calls) == 1
-    assert [o.logits.shape for o in outputs] == [(1, 384)] * 3
+    assert [o.embeddings.shape for o in outputs] == [(1, 384)] * 3
     singles = [await minilm.prefill(i) for i in inputs]
     for got, single in zip(outputs, singles):
-        np.testing.assert_allclose(got.logits.numpy(), single.logits.numpy(), atol=1e-5)
+        np.testing.assert_allclose(got.embeddings.numpy(), single.embeddings.numpy(), atol=1e-5)
+
+
+async def test_contract_batches_keep_to_max_batch_size(minilm_path):
+    """max_batch_size is what a forward gets: five rows at a limit of two run as 2 + 2 + 1."""
+    small = BertModelExecutor.load(minilm_path, device="cpu", max_batch_size=2)
+    texts = [TEXTS[0], TEXTS[2], TEXTS[3], "a fourth text", "and a fifth one"]
+    rows_per_forward = []
+    handle = small.model().register_forward_hook(
+        lambda module, args, output: rows_per_forward.append(int(output.last_hidden_state.shape[0])))
+    try:
+        outputs = await small.batch_prefill([PrefillInput(_ids(small, t)) for t in texts])
+        ids, mask = pad([_ids(small, t)[0].tolist() for t in texts], 0)
+        hidden = await small.forward(PrefillInput(ids, attention_mask=mask))
+    finally:
+        handle.remove()
+    assert small.capabilities().max_batch_size == 2
+    assert rows_per_forward == [2, 2, 1, 2, 2, 1]
+    expected = small.embed(texts, use_cache=False)
+    np.testing.assert_allclose(torch.cat([o.embeddings for o in outputs]).numpy(), expected, atol=1e-5)
+    assert hidden.shape == (5, ids.shape[1], 384)
+    with torch.inference_mode():
+        whole = small.model()(input_ids=ids, attention_mask=mask).last_hidden_state
+    real = mask.bool()
+    torch.testing.assert_close(hidden[real], whole[real], atol=1e-4, rtol=1e-4)
+
+
+async def test_contract_work_runs_off_the_event_loop(minilm):
+    """The torch work of an async contract method runs on a worker thread; the loop stays free."""
+    import asyncio
+    import threading
+
+    threads = []
+    handle = minilm.model().register_forward_hook(lambda *_: threads.append(threading.get_ident()))
+    try:
+        task = asyncio.ensure_future(minilm.prefill(PrefillInput(_ids(minilm, TEXTS[3]))))
+        await asyncio.sleep(0)
+        assert not task.done()  # it waits on a thread: run inline it would have finished in one step
+        await task
+        await minilm.forward(PrefillInput(_ids(minilm, TEXTS[0])))
+    finally:
+        handle.remove()
+    assert len(threads) == 2 and threading.get_ident() not in threads
+
+
+async def test_truncate_kv_is_unsupported(minilm):
+    from executors.core.errors import UnsupportedError
+
+    with pytest.raises(UnsupportedError) as err:
+        await minilm.truncate_kv(None, 1)
+    assert "roll" in err.value.message and err.value.hint
 
 
 async def test_forward_returns_last_hidden_states(minilm):
@@ -135,6 +186,37 @@ def test_capabilities_and_status_are_live(minilm):
     assert status.avg_prefill_time_ms > 0 and status.last_operation is not None
     assert status.state is ExecutorState.READY and status.is_ready
     assert status.memory_usage.used_bytes > 0
+
+
+def test_memory_is_the_models_own(minilm_path):
+    """Weights plus the embedding cache, not the process: the cache's growth shows up byte for byte."""
+    from executors.core.stats import parameter_bytes, process_rss
+
+    ex = BertModelExecutor.load(minilm_path, device="cpu")
+    weights = parameter_bytes(ex.model())
+    assert weights == sum(p.numel() * 4 for p in ex.model().parameters()) + sum(
+        b.numel() * b.element_size() for b in ex.model().buffers())
+    before = ex.status().memory_usage
+    assert (before.parameter_bytes, before.cache_bytes, before.kv_bytes) == (weights, 0, 0)
+    assert before.allocated_bytes == before.used_bytes == weights < process_rss()
+    ex.embed([f"memory probe {i}" for i in range(10)])
+    after = ex.status().memory_usage
+    assert after.cache_bytes == ex.cache.stats().bytes >= 10 * 384 * 4
+    assert after.allocated_bytes == weights + after.cache_bytes == after.used_bytes
+    assert after.peak_bytes >= after.allocated_bytes
+    assert 0 < after.utilization_percent < 100
+    ex.cache.clear()
+    cleared = ex.status().memory_usage
+    assert cleared.allocated_bytes == weights and cleared.peak_bytes == after.peak_bytes
+
+
+def test_int8_weights_count_at_their_packed_size(minilm, minilm_path):
+    ex = BertModelExecutor.load(minilm_path, device="cpu", quantize=True)
+    weights = ex.status().memory_usage.parameter_bytes
+    assert weights == ex.capabilities().memory_requirements.parameter_memory == ex.info().metadata["parameter_bytes"]
+    linears = [m for m in minilm.model().modules() if isinstance(m, torch.nn.Linear)]
+    int8_saving = sum(3 * m.weight.numel() - 4 * m.out_features for m in linears)  # 1 byte a weight, a scale a row
+    assert weights == minilm.status().memory_usage.parameter_bytes - int8_saving
 
 
 def _fresh(minilm, cache_bytes):

@@ -63,6 +63,15 @@ def test_info_json_reports_devices_versions_models_and_executors(capsys):
         assert report["status"]["is_ready"] is True
         assert report["capabilities"]["max_batch_size"] >= 1
         assert "cpu" in report["capabilities"]["supported_devices"]
+        model = report["info"]
+        assert model["model_id"] == report["model"]
+        assert model["num_parameters"] > 1_000_000 and model["hidden_size"] == 384
+        assert model["device"] == report["device"]
+    whisper, embedding = info["executors"]["whisper"]["info"], info["executors"]["embedding"]["info"]
+    assert (whisper["model_type"], whisper["vocab_size"]) == ("SpeechToText", 51864)
+    assert whisper["metadata"]["architecture"] == "WhisperForConditionalGeneration"
+    assert (embedding["model_type"], embedding["vocab_size"]) == ("Embedding", 30522)
+    assert embedding["metadata"]["architecture"] == "BertModel"
     assert code == 0
 
 

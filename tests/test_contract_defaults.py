@@ -85,8 +85,9 @@ async def test_unsupported_and_noop_defaults():
         await ex.unified_decode(UnifiedBatch(items=[]))
     with pytest.raises(UnsupportedError):
         await ex.forward(torch.zeros(1))
-    handle = CountingHandle(3)
-    assert await ex.truncate_kv(handle, 1) is handle
+    with pytest.raises(UnsupportedError) as err:  # never a silent no-op: the caller would decode on
+        await ex.truncate_kv(CountingHandle(3), 1)    # from a prefix it believes is gone
+    assert "EchoExecutor" in err.value.message and err.value.hint
     assert await ex.warmup() is None and await ex.shutdown() is None
     assert ex.release_cache("x") is None
     assert ex.supports_native_unified_decode() is False

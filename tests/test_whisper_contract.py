@@ -208,3 +208,103 @@ def test_shutdown_releases_everything(whisper_tiny, clips):
     with pytest.raises(ModelError):
         other.transcribe(clips[0][0].new_zeros(16000).numpy())
     assert whisper_tiny.transcribe(clips[0][0].new_zeros(16000).numpy()).text == ""  # the shared model is untouched
+
+
+def test_batch_limit_is_enforced_and_reported(whisper_tiny, clips):
+    from executors.core.errors import InvalidParameterError, RequestValidationError
+    from executors.whisper.options import TranscribeOptions
+
+    ex = whisper_tiny
+    caps = ex.capabilities()
+    limit = caps.max_batch_size
+    assert limit == ex.max_batch_size == 16
+    assert not caps.supports_dynamic_batching  # separate requests are never merged into one batch
+    assert ex.info().metadata["architecture"] == "WhisperForConditionalGeneration"
+    mel = clips[0][0]
+    too_many = torch.tensor([_sot(ex)] * (limit + 1))
+    with pytest.raises(RequestValidationError, match=f"more than this executor runs at once \\({limit}\\)"):
+        run(ex.prefill(PrefillInput(too_many, metadata={"input_features": mel})))
+    with pytest.raises(InvalidParameterError, match="best_of"):
+        ex.transcribe(mel.new_zeros(16000).numpy(), TranscribeOptions(best_of=limit + 1, temperatures=(0.5,)))
+    outs = run(ex.batch_prefill([PrefillInput(torch.tensor([_sot(ex)] * 8), metadata={"input_features": mel}),
+                                 PrefillInput(torch.tensor([_sot(ex)] * 8), metadata={"input_features": mel})]))
+    try:
+        token = torch.full((8, 1), ex.tokens.timestamp_begin)
+        run(ex.batch_decode([DecodeInput(token, o.kv_cache) for o in outs]))  # 16 rows: at the limit
+        extra = run(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
+        with pytest.raises(RequestValidationError):  # 17 rows gathered from three handles
+            run(ex.batch_decode([DecodeInput(token, o.kv_cache) for o in outs]
+                                + [DecodeInput(token[:1], extra.kv_cache)]))
+    finally:
+        _release(ex, [o.kv_cache for o in outs] + [extra.kv_cache])
+
+
+def test_memory_counts_weights_encoder_cache_and_kv(whisper_tiny, clips):
+    """The model's own memory: KV of live handles appears on prefill (filled part = tokens held) and
+    goes on release; the encoder cache is its entries' bytes; none of it is the process's RSS."""
+    import gc
+
+    from executors.core.stats import parameter_bytes
+
+    ex = whisper_tiny
+    mel = clips[1][0]
+    gc.collect()  # stores of earlier tests that only a reference cycle still held
+    base = ex.status().memory_usage
+    assert base.parameter_bytes == parameter_bytes(ex.model) == ex.capabilities().memory_requirements.parameter_memory
+    assert base.kv_bytes == 0 and base.cache_bytes == ex.encoder_cache.stats().bytes
+    prompt = _sot(ex)
+    out = run(ex.prefill(PrefillInput(torch.tensor([prompt, prompt]), metadata={"input_features": mel})))
+    try:
+        mem = ex.status().memory_usage
+        cfg, elem = ex.config, 4
+        self_kv = 2 * cfg.decoder_layers * 2 * 448 * cfg.d_model * elem  # K and V, 2 rows, 448 positions
+        cross_kv = 2 * cfg.decoder_layers * 1 * 1500 * cfg.d_model * elem  # one window, shared by both rows
+        assert mem.kv_bytes == self_kv + cross_kv == out.kv_cache.stats()["bytes"]
+        assert mem.cache_bytes == ex.encoder_cache.stats().bytes >= 1500 * cfg.d_model * elem
+        assert mem.allocated_bytes == mem.parameter_bytes + mem.cache_bytes + mem.kv_bytes
+        filled = self_kv * len(prompt) // 448 + cross_kv
+        assert mem.used_bytes == pytest.approx(mem.parameter_bytes + mem.cache_bytes + filled, abs=64)
+        assert mem.peak_bytes >= mem.allocated_bytes
+    finally:
+        ex.release_cache(out.kv_cache.cache_id)
+    del out
+    gc.collect()
+    after = ex.status().memory_usage
+    assert after.kv_bytes == 0 and after.peak_bytes >= mem.allocated_bytes
+
+
+def test_int8_weights_count_at_their_packed_size(whisper_tiny, whisper_tiny_int8):
+    float_weights = whisper_tiny.status().memory_usage.parameter_bytes
+    int8_weights = whisper_tiny_int8.status().memory_usage.parameter_bytes
+    head = whisper_tiny.model.proj_out
+    linears = [m for m in whisper_tiny.model.modules() if isinstance(m, torch.nn.Linear) and m is not head]
+    # each linear's float32 weight becomes int8 (a byte instead of four); the output projection, tied to
+    # the token embedding that stays float, gets an int8 copy of its own
+    expected = float_weights - sum(3 * m.weight.numel() for m in linears) + head.weight.numel()
+    assert int8_weights == pytest.approx(expected, rel=0.01)
+
+
+async def test_contract_work_runs_off_the_event_loop(whisper_tiny, clips):
+    """prefill/decode/truncate/verify hand their torch work to a worker thread: the loop stays free."""
+    import threading
+
+    ex = whisper_tiny
+    threads = []
+    hook = ex.model.model.encoder.register_forward_hook(lambda *_: threads.append(threading.get_ident()))
+    mel = clips[2][0].flip(-1)  # not in the encoder cache yet: the encoder runs
+    try:
+        task = asyncio.ensure_future(ex.prefill(PrefillInput(torch.tensor([_sot(ex)]), metadata={"input_features": mel})))
+        await asyncio.sleep(0)
+        assert not task.done()  # run inline it would have finished in one step of the loop
+        out = await task
+        for call in (ex.decode(DecodeInput(torch.tensor([[ex.tokens.timestamp_begin]]), out.kv_cache)),
+                     ex.truncate_kv(out.kv_cache, 1),
+                     ex.forward_verify(VerifyInput(torch.tensor([ex.tokens.timestamp_begin, 50364]), out.kv_cache))):
+            pending = asyncio.ensure_future(call)
+            await asyncio.sleep(0)
+            assert not pending.done()
+            await pending
+        ex.release_cache(out.kv_cache.cache_id)
+    finally:
+        hook.remove()
+    assert threads and threading.get_ident() not in threads

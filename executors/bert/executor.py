@@ -3,7 +3,9 @@
 ``embed(texts)`` tokenises once (fast tokenizer, one batch call), sorts by token length, runs
 token-budget batches and puts the vectors back in input order; repeated texts come from an
 LRU cache bounded in bytes. The contract methods expose the same model to the engine:
-``prefill`` gives pooled embeddings, ``forward`` the last hidden states.
+``prefill`` gives pooled embeddings (``PrefillOutput.embeddings``; BERT has no vocabulary head, so no
+logits), ``forward`` the last hidden states; they run on a worker thread, in forwards of at most
+``max_batch_size`` rows.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import numpy as np
 
 from ..core.contract import ModelExecutor
 from ..core.device import DeviceChoice, available_devices, resolve_device
-from ..core.errors import ModelError, RequestValidationError, wrap_unexpected
-from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.errors import FerrumError, ModelError, RequestValidationError, wrap_unexpected
+from ..core.stats import ExecutorStats, HeldMemory, parameter_bytes
 from ..core.types import (
     CacheMetricsSnapshot,
     CancelToken,
@@ -80,8 +82,8 @@ class BertModelExecutor(ModelExecutor):
         self._cache_key = f"{model_info.model_id}@{model_info.dtype}"
         self._metrics = EmbedMetrics()
         self._metrics_lock = threading.Lock()
-        self._stats = ExecutorStats(self._device.name, int(model_info.metadata.get("parameter_bytes", 0))
-                                    or parameter_bytes(model))
+        self._stats = ExecutorStats(self._device.name, parameter_bytes(model),
+                                    lambda: HeldMemory(cache_bytes=self.cache.stats().bytes))
         self._stats.set_state(ExecutorState.READY)
 
     # ---- construction -------------------------------------------------------------------
@@ -234,15 +236,14 @@ class BertModelExecutor(ModelExecutor):
         return self._info
 
     async def prefill(self, input: PrefillInput) -> PrefillOutput:
-        ids = input.input_ids if input.input_ids.dim() > 1 else input.input_ids.unsqueeze(0)
-        with self._stats.operation("prefill", int(ids.shape[0])):
-            try:
-                return PrefillOutput(logits=self.get_embeddings(ids, input.attention_mask))
-            except Exception as exc:
-                raise wrap_unexpected(exc, "running BERT prefill") from exc
+        """Pooled embeddings ``[batch, dim]`` of ``input_ids`` (and ``attention_mask``) in ``.embeddings``."""
+        return (await self.batch_prefill([input]))[0]
 
     async def batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
-        """Pads every input into one batch and runs a single forward pass."""
+        """Pads every input's rows together and runs them in as few forwards as ``max_batch_size`` allows."""
+        return await asyncio.to_thread(self._batch_prefill, inputs)
+
+    def _batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
         if not inputs:
             return []
         rows: list[list[int]] = []
@@ -256,14 +257,30 @@ class BertModelExecutor(ModelExecutor):
                 row = ids[r] if mask is None else ids[r][mask[r].bool()]
                 rows.append(row.tolist())
             counts.append(int(ids.shape[0]))
-        input_ids, attention_mask = pad(rows, self._pad_id)
-        with self._stats.operation("prefill", len(rows)):
-            pooled = self.get_embeddings(input_ids, attention_mask)
+        try:
+            pooled = self._run_in_batches(rows, self.get_embeddings)
+        except FerrumError:
+            raise
+        except Exception as exc:
+            raise wrap_unexpected(exc, "running BERT prefill") from exc
         outputs, start = [], 0
         for n in counts:
-            outputs.append(PrefillOutput(logits=pooled[start:start + n]))
+            outputs.append(PrefillOutput(embeddings=pooled[start:start + n]))
             start += n
         return outputs
+
+    def _run_in_batches(self, rows: list[list[int]], run):
+        """``run(input_ids, attention_mask)`` over ``rows`` in forwards of at most ``max_batch_size``
+        rows (each padded to its longest row), results concatenated in order."""
+        import torch
+
+        parts = []
+        for first in range(0, len(rows), self.max_batch_size):
+            chunk = rows[first:first + self.max_batch_size]
+            input_ids, attention_mask = pad(chunk, self._pad_id)
+            with self._stats.operation("prefill", len(chunk)):
+                parts.append(run(input_ids, attention_mask))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     async def decode(self, input: DecodeInput) -> DecodeOutput:
         raise ModelError("BERT is an encoder: it does not generate tokens, so it has no decode step",
@@ -271,6 +288,9 @@ class BertModelExecutor(ModelExecutor):
 
     async def forward(self, input):
         """Last hidden states ``[batch, seq, hidden]`` for a PrefillInput or a tensor of ids."""
+        return await asyncio.to_thread(self._forward, input)
+
+    def _forward(self, input):
         import torch
 
         ids = input.input_ids if isinstance(input, PrefillInput) else torch.as_tensor(input)
@@ -281,8 +301,12 @@ class BertModelExecutor(ModelExecutor):
             mask = torch.ones_like(ids)
         elif mask.dim() == 1:
             mask = mask.unsqueeze(0)
-        with self._stats.operation("prefill", int(ids.shape[0])):
-            return self._hidden_states(ids.long(), mask.long())
+        parts = []
+        for first in range(0, ids.shape[0], self.max_batch_size):  # the rows as given, a forward per slice
+            rows = slice(first, first + self.max_batch_size)
+            with self._stats.operation("prefill", int(ids[rows].shape[0])):
+                parts.append(self._hidden_states(ids[rows].long(), mask[rows].long()))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     def capabilities(self) -> ExecutorCapabilities:
         info = self._info
@@ -292,9 +316,11 @@ class BertModelExecutor(ModelExecutor):
         per_token = elem * (5 * info.hidden_size + intermediate) + 4 * info.num_heads * self.max_seq_length
         dtypes = ["float32"] + (["int8"] if self._device.kind == "cpu" else ["float16", "bfloat16"])
         return ExecutorCapabilities(
-            max_batch_size=self.max_batch_size,
+            max_batch_size=self.max_batch_size,  # embed() plans, prefill/forward split, at most this many rows a forward
             max_sequence_length=self.max_seq_length,
             attention_mechanisms=[str(info.metadata.get("attn_implementation", "sdpa"))],
+            # embed() forms its batches at run time (token budget) from however many texts arrive, and the
+            # API server merges concurrent embedding requests into one embed call (ferrum_api/work_queue.py)
             supports_dynamic_batching=True,
             supports_continuous_batching=False,
             supports_speculative_decoding=False,

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from ..core.device import DeviceChoice
 from ..core.errors import FerrumError, InvalidParameterError, NotFoundError, TokenizerError
+from ..core.stats import parameter_bytes
 from ..core.types import ModelInfo, ModelType
 from .pooling import PoolingConfig, read_pooling_config
-from .quantize import check_int8_support, quantize_linears, quantized_bytes
+from .quantize import check_int8_support, quantize_linears
 
 _GENERIC_NAMES = {"model", "models", "snapshot", "main"}
 
@@ -95,7 +96,6 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
                                           attn_implementation="sdpa")
     model.eval()
     num_parameters = sum(p.numel() for p in model.parameters())
-    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     if quantize:
         model = quantize_linears(model)
     else:
@@ -130,7 +130,7 @@ def load_components(model_path: str | Path, model_def: dict | None, device: Devi
             "pooling": "+".join(pooling.modes),
             "normalize": pooling.normalize,
             "quantized": quantize,
-            "parameter_bytes": quantized_bytes(model) if quantize else param_bytes,
+            "parameter_bytes": parameter_bytes(model),
             "intermediate_size": int(getattr(config, "intermediate_size", 4 * config.hidden_size)),
             "max_position_embeddings": int(getattr(config, "max_position_embeddings", max_len)),
             "attn_implementation": getattr(config, "_attn_implementation", None) or "sdpa",

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import torch
 
+from ..core.int8 import quantize_rows
+
 
 class Int8Linear(torch.nn.Module):
     """Drop-in for ``nn.Linear`` at inference: y = (q(x) @ q(W)ᵀ) · s_x · s_w + b."""
 
     def __init__(self, linear: torch.nn.Linear):
         super().__init__()
-        weight = linear.weight.detach().float()
-        scale = weight.abs().amax(dim=1).clamp(min=1e-8) / 127.0
-        q = torch.round(weight / scale[:, None]).clamp(-127, 127).to(torch.int8)
+        q, scale = quantize_rows(linear.weight)
         self.register_buffer("weight_t", q.t().contiguous())  # [in, out], the layout _int_mm takes
         self.register_buffer("weight_scale", scale)
         bias = linear.bias.detach().float() if linear.bias is not None else torch.zeros(linear.out_features)
@@ -61,6 +61,3 @@ def quantize_linears(model: torch.nn.Module) -> torch.nn.Module:
             quantize_linears(child)
     return model
 
-
-def quantized_bytes(model: torch.nn.Module) -> int:
-    return sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))

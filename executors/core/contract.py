@@ -1,7 +1,8 @@
 """The ``ModelExecutor`` contract: Ferrum's executor trait in Python idiom.
 
 Required methods are abstract; the rest carry the trait's defaults so a thin executor only
-implements what it has.
+implements what it has. Async methods must not run model work on the calling event loop: an
+executor hands it to a worker thread (``asyncio.to_thread``) or its own worker.
 """
 
 from __future__ import annotations
@@ -72,7 +73,11 @@ class ModelExecutor(abc.ABC):
                                "use prefill or the executor's high-level API")
 
     async def truncate_kv(self, cache: KvCacheHandle, num_tokens: int) -> KvCacheHandle:
-        return cache
+        """Roll ``cache`` back to its first ``num_tokens`` tokens. Ferrum's default silently keeps the
+        cache; here an executor that cannot roll back says so instead of letting a caller decode on
+        from the wrong prefix."""
+        raise UnsupportedError(f"{type(self).__name__} cannot roll a KV cache back",
+                               "prefill again from the tokens to keep")
 
     async def warmup(self) -> None:
         return None

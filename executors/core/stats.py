@@ -1,14 +1,26 @@
-"""Live counters behind ``status()``: operation counts, moving-average latencies, memory."""
+"""Live counters behind ``status()``: operation counts, moving-average latencies, the model's memory."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from .types import ExecutorState, ExecutorStatus, MemoryUsage
+
+
+@dataclass
+class HeldMemory:
+    """What an executor holds beside its weights, read from its own caches and live KV storage."""
+
+    cache_bytes: int = 0
+    kv_bytes: int = 0  # allocated
+    kv_used_bytes: int = 0  # filled with tokens
 
 
 class MovingAverage:
@@ -27,10 +39,13 @@ class MovingAverage:
 class ExecutorStats:
     """Thread-safe bookkeeping shared by every executor."""
 
-    def __init__(self, device_name: str, parameter_bytes: int):
+    def __init__(self, device_name: str, parameter_bytes: int, held: Callable[[], HeldMemory] | None = None):
         self._lock = threading.Lock()
         self.device_name = device_name
         self.parameter_bytes = parameter_bytes
+        self._held = held or HeldMemory
+        self._peak = parameter_bytes
+        self._device_total: int | None = None
         self.state = ExecutorState.INITIALIZING
         self.prefill_ms = MovingAverage()
         self.decode_ms = MovingAverage()
@@ -64,7 +79,25 @@ class ExecutorStats:
                     if self.state is ExecutorState.BUSY:
                         self.state = ExecutorState.READY
 
+    def observe_memory(self) -> MemoryUsage:
+        """The model's memory now; also what keeps ``peak_bytes`` (executors call it when they allocate)."""
+        held = self._held()
+        allocated = self.parameter_bytes + held.cache_bytes + held.kv_bytes
+        with self._lock:
+            self._peak = max(self._peak, allocated)
+            peak = self._peak
+        if self._device_total is None:
+            self._device_total = device_total_bytes(self.device_name)
+        total = self._device_total
+        return MemoryUsage(
+            allocated_bytes=allocated,
+            used_bytes=self.parameter_bytes + held.cache_bytes + held.kv_used_bytes,
+            peak_bytes=peak,
+            utilization_percent=round(100.0 * allocated / total, 2) if total else 0.0,
+            parameter_bytes=self.parameter_bytes, cache_bytes=held.cache_bytes, kv_bytes=held.kv_bytes)
+
     def status(self) -> ExecutorStatus:
+        memory = self.observe_memory()
         with self._lock:
             state = self.state
             return ExecutorStatus(
@@ -75,12 +108,13 @@ class ExecutorStats:
                 decode_operations=self.decode_ms.count,
                 avg_prefill_time_ms=round(self.prefill_ms.value, 3),
                 avg_decode_time_ms=round(self.decode_ms.value, 3),
-                memory_usage=memory_usage(self.device_name, self.parameter_bytes),
+                memory_usage=memory,
                 last_operation=self.last_operation,
             )
 
 
-def _process_rss() -> int:
+def process_rss() -> int:
+    """Resident memory of the whole process (every model, the app, the interpreter)."""
     try:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * resource.getpagesize()
@@ -94,30 +128,42 @@ def peak_rss() -> int:
 
 
 def _total_ram() -> int:
-    import os
-
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return 0
 
 
-def memory_usage(device_name: str, parameter_bytes: int) -> MemoryUsage:
-    """GPU memory from the allocator on CUDA; on CPU/MPS the process's resident memory."""
-    import torch
-
+def device_total_bytes(device_name: str) -> int:
+    """Memory of the device a model lives on: the GPU's own on CUDA, the machine's RAM otherwise
+    (MPS shares it)."""
     if device_name.startswith("cuda"):
-        dev = torch.device(device_name)
-        allocated = torch.cuda.memory_allocated(dev)
-        reserved = torch.cuda.memory_reserved(dev)
-        total = torch.cuda.get_device_properties(dev).total_memory
-        return MemoryUsage(allocated, reserved, torch.cuda.max_memory_allocated(dev),
-                           round(100.0 * reserved / total, 2) if total else 0.0)
-    rss = _process_rss()
-    total = _total_ram()
-    return MemoryUsage(parameter_bytes, rss, peak_rss(), round(100.0 * rss / total, 2) if total else 0.0)
+        import torch
+
+        return int(torch.cuda.get_device_properties(torch.device(device_name)).total_memory)
+    return _total_ram()
 
 
 def parameter_bytes(model) -> int:
-    return sum(p.numel() * p.element_size() for p in model.parameters()) + sum(
-        b.numel() * b.element_size() for b in model.buffers())
+    """Bytes of a model's weights and buffers, each storage once (tied weights), int8-packed linears
+    at their packed size (their weights are not ``parameters()``; ``state_dict`` unpacks them)."""
+    import torch
+
+    seen: set[int] = set()
+    total = 0
+
+    def add(value) -> None:
+        nonlocal total
+        if isinstance(value, (tuple, list)):
+            for item in value:
+                add(item)
+        elif isinstance(value, torch.Tensor):
+            key = value.data_ptr()
+            if key not in seen:
+                seen.add(key)
+                total += value.numel() * value.element_size()
+
+    for value in model.state_dict(keep_vars=True).values():
+        add(value)
+    add(list(model.buffers()))  # non-persistent buffers too
+    return total

@@ -74,10 +74,16 @@ class ExecutorCapabilities:
 
 @dataclass
 class MemoryUsage:
-    allocated_bytes: int
-    used_bytes: int
-    peak_bytes: int
-    utilization_percent: float
+    """One model's memory on its device (not the process's): its weights, its caches and the KV storage
+    of its live sequences, counted from its own tensors on every device."""
+
+    allocated_bytes: int  # weights + caches + KV storage as allocated (preallocated positions included)
+    used_bytes: int  # of which holds data now (KV: only the positions filled with tokens)
+    peak_bytes: int  # the most allocated at once since loading (sampled on status() and on every KV allocation)
+    utilization_percent: float  # allocated_bytes as a share of the device's memory
+    parameter_bytes: int = 0  # weights and buffers (int8-packed weights at their packed size)
+    cache_bytes: int = 0  # executor caches: encoder outputs (Whisper), embeddings (BERT)
+    kv_bytes: int = 0  # KV storage of live sequences (allocated)
 
 
 @dataclass
@@ -122,10 +128,14 @@ class PrefillInput:
 
 @dataclass
 class PrefillOutput:
-    logits: "torch.Tensor"
+    """Ferrum's PrefillOutput plus ``embeddings``: an encoder with no vocabulary head (BERT) returns its
+    pooled sentence embeddings there and leaves ``logits`` None."""
+
+    logits: "torch.Tensor | None" = None  # [B, n, vocab] for a decoder
     kv_cache: KvCacheHandle | None = None
     hidden_states: "list[torch.Tensor] | None" = None
     attention_weights: "list[torch.Tensor] | None" = None
+    embeddings: "torch.Tensor | None" = None  # [B, dim] pooled embeddings of an encoder
 
 
 @dataclass

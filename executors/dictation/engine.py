@@ -9,10 +9,9 @@ and the prompt; the session audio goes to ``options.record_path`` on disk, not i
 from __future__ import annotations
 
 import collections
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -140,39 +139,6 @@ class DictationEngine:
         if failure is not None:
             raise failure
         return self.summary
-
-    def events(self, source: AudioSource) -> Iterator[Event]:
-        """Run in a worker thread and yield its events here; errors are raised after the last one."""
-        q: queue.Queue = queue.Queue()
-        done = object()
-        outcome: list = []
-        user = self.on_event
-
-        def forward(event):
-            q.put(event)
-            if user is not None:
-                user(event)
-
-        def work():
-            try:
-                outcome.append(self.run(source))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the iterating thread
-                outcome.append(exc)
-            finally:
-                q.put(done)
-
-        self.on_event = forward
-        thread = threading.Thread(target=work, name="ferrum-dictation", daemon=True)
-        thread.start()
-        try:
-            while (item := q.get()) is not done:
-                yield item
-        finally:
-            self.stop()
-            thread.join()
-            self.on_event = user
-        if outcome and isinstance(outcome[0], BaseException):
-            raise outcome[0]
 
     # -- consumer ------------------------------------------------------------------------------
     def _setup(self, source: AudioSource) -> None:

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from ..core.turns import Urgency
 from ..whisper.decoding import is_silence
 from ..whisper.options import TranscribeOptions
 from .context import PassContext
@@ -53,7 +54,9 @@ class PassTranscriber:
         if key == self._last_key and not (final and self._last_words is None):
             return self._last_words
         t0 = time.perf_counter()
-        with self.ex._lock:  # the executor is shared with file transcription
+        # A live pass goes before file work waiting for the model; a running file job hands the model
+        # over at its next window.
+        with self.ex.turns.turn(Urgency.LIVE):
             short = self.short_context and not (final and self.final_full_window)
             words = self._decode(samples, short, context)
             if final and short and words is None and self.full_fallback:

@@ -5,9 +5,11 @@
     hits = store.search(embedder.embed([q])[0], q, "default", k=10, hybrid=True)
 """
 
+from collections.abc import Sequence
+
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import SUPPORTED_SUFFIXES, extract
-from .indexer import index_paths, index_text, index_transcript
+from .indexer import index_paths, index_text, index_transcript, remove_paths
 from .query import reciprocal_rank_fusion
 from .store import SearchStore
 from .types import (
@@ -23,11 +25,17 @@ from .types import (
 from .vectors import VectorMatrix
 
 
-def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str = "default", k: int = 10,
-                hybrid: bool = False) -> list[SearchHit]:
-    """Embed ``query`` with ``embedder`` and search ``collection`` (the collection's model must match)."""
-    coll = store.collection(collection, model_id=embedder.model_id)
-    return store.search(embedder.embed([query])[0], query, coll.name, k=k, hybrid=hybrid)
+def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str | Sequence[str] = "default",
+                k: int = 10, hybrid: bool = False) -> list[SearchHit]:
+    """Embed ``query`` with ``embedder`` and search one collection, or several ranked as one (their
+    model must be the embedder's)."""
+    from .query import search
+
+    names = [collection] if isinstance(collection, str) else list(collection)
+    colls = [store.collection(name, model_id=embedder.model_id) for name in names]
+    if not colls:
+        return []
+    return search(store, colls, embedder.embed([query])[0], query, k=k, hybrid=hybrid)
 
 
 __all__ = [
@@ -50,5 +58,6 @@ __all__ = [
     "index_text",
     "index_transcript",
     "reciprocal_rank_fusion",
+    "remove_paths",
     "search_text",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,30 +38,44 @@ def fts_query(query_text: str | None) -> str | None:
     return " OR ".join(f'"{t}"' for t in terms) or None
 
 
-def keyword_search(store: SearchStore, collection: Collection, query_text: str | None, limit: int) -> list[int]:
-    """Chunk ids of the best BM25 matches, best first."""
+def keyword_search(store: SearchStore, collections: Collection | Sequence[Collection], query_text: str | None,
+                   limit: int) -> list[int]:
+    """Chunk ids of the best BM25 matches over the union of ``collections``, best first (one FTS5 table
+    holds every collection, so its scores compare across them)."""
+    colls = _as_list(collections)
     match = fts_query(query_text)
-    if match is None or limit <= 0:
+    if match is None or limit <= 0 or not colls:
         return []
     with store.lock:
         rows = store.connection.execute(
             "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-            " WHERE chunks_fts MATCH ? AND c.collection_id = ? ORDER BY bm25(chunks_fts) LIMIT ?",
-            (match, collection.id, limit)).fetchall()
+            f" WHERE chunks_fts MATCH ? AND c.collection_id IN ({','.join('?' * len(colls))})"
+            " ORDER BY bm25(chunks_fts) LIMIT ?",
+            (match, *(c.id for c in colls), limit)).fetchall()
     return [r[0] for r in rows]
 
 
-def vector_search(store: SearchStore, collection: Collection, query_vec: np.ndarray, k: int) -> list[tuple[int, float]]:
+def vector_search(store: SearchStore, collections: Collection | Sequence[Collection], query_vec: np.ndarray,
+                  k: int) -> list[tuple[int, float]]:
+    """(chunk id, cosine) of the ``k`` nearest chunks over the union of ``collections``, best first."""
     query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-    if query.shape[0] != collection.dim:
-        raise InvalidParameterError(
-            f"The query vector has {query.shape[0]} dimensions; collection '{collection.name}' holds {collection.dim}",
-            f"embed the query with the collection's model '{collection.model_id}'")
+    for collection in _as_list(collections):
+        if query.shape[0] != collection.dim:
+            raise InvalidParameterError(
+                f"The query vector has {query.shape[0]} dimensions; collection '{collection.name}' holds "
+                f"{collection.dim}", f"embed the query with the collection's model '{collection.model_id}'")
     norm = float(np.linalg.norm(query))
     if norm > 0:
         query = query / norm
+    found: list[tuple[int, float]] = []
     with store.lock:
-        return store.matrix(collection).search(query, k, fetch=store.vectors)
+        for collection in _as_list(collections):
+            found += store.matrix(collection).search(query, k, fetch=store.vectors)
+    return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:k]  # ties by chunk id, as within one
+
+
+def _as_list(collections: Collection | Sequence[Collection]) -> list[Collection]:
+    return [collections] if isinstance(collections, Collection) else list(collections)
 
 
 def reciprocal_rank_fusion(rankings: list[list[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -90,18 +105,21 @@ def matched_terms(store: SearchStore, chunk_ids: list[int], query_text: str | No
     return found
 
 
-def search(store: SearchStore, collection: Collection, query_vec: np.ndarray | None, query_text: str | None,
-           k: int = 10, hybrid: bool = False) -> list[SearchHit]:
+def search(store: SearchStore, collections: Collection | Sequence[Collection], query_vec: np.ndarray | None,
+           query_text: str | None, k: int = 10, hybrid: bool = False) -> list[SearchHit]:
+    """Top ``k`` chunks of one collection or of several together. Several are ranked as one: the vector
+    and keyword candidates of all of them form one list each before the ranks are fused, so a score
+    means the same whichever collections were searched (collections must hold the same model's vectors)."""
     if k <= 0:
         return []
     vector_scores: dict[int, float] = {}
     keyword_ranks: dict[int, int] = {}
     if query_vec is not None:
         pool = max(k * 4, 50) if hybrid else k
-        vector_scores = dict(vector_search(store, collection, query_vec, pool))
+        vector_scores = dict(vector_search(store, collections, query_vec, pool))
     if hybrid or query_vec is None:
         pool = max(k * 4, 50) if query_vec is not None else k
-        keyword_ranks = {cid: rank for rank, cid in enumerate(keyword_search(store, collection, query_text, pool), 1)}
+        keyword_ranks = {cid: rank for rank, cid in enumerate(keyword_search(store, collections, query_text, pool), 1)}
     if query_vec is not None and hybrid:
         ranked = reciprocal_rank_fusion([list(vector_scores), list(keyword_ranks)])[:k]
     elif query_vec is not None:

@@ -23,41 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import InvalidParameterError, IOError_, NotFoundError, wrap_unexpected
+from ..core.errors import FerrumError, InvalidParameterError, IOError_, NotFoundError, wrap_unexpected
 from ..core.paths import data_dir
 from . import matrix_file
+from .schema import SEARCH_SCHEMA
 from .types import Chunk, Collection, DocKind, Document, SearchHit
 from .vectors import VectorMatrix, normalise
 
 DEFAULT_DB_NAME = "search.db"
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS collections (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, model_id TEXT NOT NULL,
-    dim INTEGER NOT NULL, created REAL NOT NULL, version INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY, collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
-    kind TEXT NOT NULL, source TEXT NOT NULL, title TEXT NOT NULL DEFAULT '',
-    content_hash TEXT NOT NULL, mtime REAL, size INTEGER, indexed_at REAL NOT NULL,
-    UNIQUE (collection_id, source));
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    collection_id INTEGER NOT NULL, ord INTEGER NOT NULL, text TEXT NOT NULL,
-    char_start INTEGER NOT NULL, char_end INTEGER NOT NULL,
-    start_time REAL, end_time REAL, segment_ids TEXT, vector BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks(document_id);
-CREATE INDEX IF NOT EXISTS chunks_by_collection ON chunks(collection_id, id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, content='chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
-CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text); END;
-CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text); END;
-"""
-
 _DOC_COLUMNS = "id, collection_id, kind, source, title, content_hash, mtime, size"
 
 
@@ -72,11 +45,13 @@ class SearchStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            SEARCH_SCHEMA.migrate(self._db, self.path)
             # tells this database's saved matrices from those of another database at the same path
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('matrix_token', ?)", (secrets.token_hex(8),))
             self._token = self._db.execute("SELECT value FROM meta WHERE key='matrix_token'").fetchone()[0]
+        except FerrumError:
+            self._db.close()
+            raise
         except sqlite3.Error as exc:
             raise IOError_(f"Cannot open the search index {self.path}: {exc}",
                            "check the path and its permissions, or delete a corrupt file to rebuild it") from exc

@@ -1,112 +1,214 @@
-"""``ModelService``: how code outside the GUI reaches the loaded executors.
+"""Model loading: the one loader (``load_model``) and the service's two model slots.
 
-The API server (and anything else that serves requests) only needs three things: the loaded
-executor of a kind, a way to run a call on that executor's one worker thread (so requests queue
-behind GUI jobs instead of racing them), and a place to report metric samples. The GUI host
-provides them over its own workers; ``LocalModelService`` provides them headless.
+Every front-end loads models here, with the same arguments and the same name for each model (the
+store's ``model_id``: ``whisper-tiny.en``, never a cache folder). A slot loads on its model's worker,
+so work queued behind a (re)load runs on the new model.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ..core.errors import Cancelled, FerrumError, wrap_unexpected
+from ..core.errors import FerrumError, ModelError, wrap_unexpected
+from .events import EventHub, ModelStateChanged
+from .settings import EMBEDDING, MODEL_KINDS, WHISPER, ServiceSettings
+from .workers import Worker
 
-WHISPER = "whisper"
-EMBEDDING = "embedding"
-MODEL_KINDS = (WHISPER, EMBEDDING)
-
-
-class ModelService(Protocol):
-    async def executor(self, kind: str) -> Any:
-        """The loaded executor of ``kind`` ("whisper" | "embedding"), waiting for its load."""
-
-    async def run(self, kind: str, fn: Callable, *args, **kwargs) -> Any:
-        """``fn(*args, **kwargs)`` on the worker thread of ``kind``; calls run one at a time, in order."""
-
-    def record(self, series: str, value: float) -> None:
-        """A metric sample (e.g. for the monitor's plots); must be callable from the event loop."""
-
-
-@dataclass(frozen=True)
-class ServiceSettings:
-    whisper_model: str = "whisper-tiny.en"
-    embedding_model: str = "all-MiniLM-L6-v2"
-    device: str = "auto"
-    dtype: str = "auto"
-    threads: int | None = None
-
-
-# transformers resolves lazy attributes non-atomically; loads take turns.
+# transformers resolves its lazy attributes non-atomically: two workers importing model classes at
+# once can fail with "cannot import name ...". Loads therefore take turns (they share the cores anyway).
 _LOAD_LOCK = threading.Lock()
 
 
-def _load(kind: str, settings: ServiceSettings):
-    from ..models.store import resolve_model
+@dataclass
+class LoadedModel:
+    kind: str
+    executor: Any
+    model_id: str
+    source: str          # "bundled" | "imported" | "ct2-folder" | "hf-folder" | "hf-cache" | "given"
+    device: str
+    dtype: str
+    load_seconds: float
 
-    with _LOAD_LOCK:
-        if kind == WHISPER:
-            from ..whisper.executor import WhisperModelExecutor
-
-            resolved = resolve_model(settings.whisper_model, kind="whisper")
-            return WhisperModelExecutor.from_path(resolved.path, device=settings.device, dtype=settings.dtype,
-                                                  threads=settings.threads, model_id=resolved.model_id)
-        from ..bert.executor import BertModelExecutor
-
-        resolved = resolve_model(settings.embedding_model, kind="embedding")
-        return BertModelExecutor.load(resolved.path, device=settings.device, dtype=settings.dtype,
-                                      threads=settings.threads, model_id=resolved.model_id)
+    @property
+    def multilingual(self) -> bool | None:
+        """Whether a Whisper model knows other languages than English (None for embedding models)."""
+        return getattr(self.executor, "is_multilingual", None) if self.kind == WHISPER else None
 
 
-class LocalModelService:
-    """Headless ``ModelService``: one single-thread worker per executor, models loaded lazily.
+def load_model(kind: str, settings: ServiceSettings) -> LoadedModel:
+    """Resolve ``settings``' model of ``kind`` in the model store and load its executor."""
+    ref = settings.model_ref(kind)
+    start = time.perf_counter()
+    try:
+        with _LOAD_LOCK:
+            from ..models.store import resolve_model
 
-    ``executors`` may hand in already loaded executors (tests share their session models this way).
-    """
+            resolved = resolve_model(ref, kind=kind)
+            if kind == WHISPER:
+                from ..whisper.executor import WhisperModelExecutor
 
-    def __init__(self, settings: ServiceSettings | None = None, *, executors: dict[str, Any] | None = None,
-                 on_sample: Callable[[str, float], None] | None = None):
-        self.settings = settings or ServiceSettings()
-        self._pools = {k: ThreadPoolExecutor(1, thread_name_prefix=f"ferrum-api-{k}") for k in MODEL_KINDS}
-        self._ready = dict(executors or {})
-        self._loads: dict[str, asyncio.Future] = {}
-        self._on_sample = on_sample
-        self._closed = False
+                executor = WhisperModelExecutor.from_path(
+                    resolved.path, device=settings.device, dtype=settings.dtype, threads=settings.threads or None,
+                    quantize=settings.whisper_quantize, model_id=resolved.model_id)
+            else:
+                from ..bert.executor import BertModelExecutor
 
-    async def executor(self, kind: str):
-        if kind in self._ready:
-            return self._ready[kind]
-        if kind not in MODEL_KINDS:
-            raise wrap_unexpected(KeyError(kind), f"looking up the '{kind}' executor")
-        if kind not in self._loads:
-            loop = asyncio.get_running_loop()
-            self._loads[kind] = loop.run_in_executor(self._pools[kind], _load, kind, self.settings)
-        executor = await asyncio.shield(self._loads[kind])
-        self._ready[kind] = executor
-        return executor
+                executor = BertModelExecutor.load(
+                    resolved.path, device=settings.device, dtype=settings.dtype, threads=settings.threads or None,
+                    quantize=settings.embedding_int8, model_id=resolved.model_id)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a FerrumError for the front-ends
+        raise _load_error(exc, kind, ref) from exc
+    return describe(kind, executor, str(resolved.source), time.perf_counter() - start)
 
-    async def run(self, kind: str, fn: Callable, *args, **kwargs):
-        if self._closed:
-            raise Cancelled("The model service is shutting down", "start the server again")
-        loop = asyncio.get_running_loop()
+
+def describe(kind: str, executor, source: str = "given", load_seconds: float = 0.0) -> LoadedModel:
+    info = executor.info()
+    return LoadedModel(kind, executor, str(getattr(executor, "model_id", "") or info.model_id), source,
+                       info.device, info.dtype, load_seconds)
+
+
+def _load_error(exc: Exception, kind: str, ref: str) -> FerrumError:
+    what = "Whisper" if kind == WHISPER else "embedding"
+    if isinstance(exc, FerrumError):
+        return exc
+    if isinstance(exc, ImportError):
+        return ModelError(f"The {what} executor is not available: {exc}",
+                          "reinstall Ferrum Desktop with all its dependencies")
+    return wrap_unexpected(exc, f"loading the {what} model '{ref}'")
+
+
+def shutdown_executor(executor) -> None:
+    """Let an executor free its memory before it is replaced (runs in its own worker)."""
+    shutdown = getattr(executor, "shutdown", None)
+    if shutdown is None:
+        return
+    result = shutdown()
+    if asyncio.iscoroutine(result):
+        asyncio.run(result)
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:
+        pass
+
+
+def _settle_like(future: Future, done: Future) -> None:
+    if future.done():
+        return
+    if done.exception() is not None:
+        future.set_exception(done.exception())
+    else:
+        future.set_result(done.result())
+
+
+class _Slot:
+    def __init__(self):
+        self.loaded: LoadedModel | None = None
+        self.ready: Future | None = None   # settles when the current (re)load ends
+        self.state, self.message = "idle", "not loaded yet"
+        self.reloads = 0
+
+
+class ModelSlots:
+    """The loaded Whisper and embedding models; each loads lazily on its own worker."""
+
+    def __init__(self, settings: ServiceSettings, workers: dict[str, Worker], events: EventHub,
+                 given: dict[str, Any] | None = None):
+        self.settings = settings
+        self._workers = workers
+        self._events = events
+        self._slots = {kind: _Slot() for kind in MODEL_KINDS}
+        self._lock = threading.Lock()
+        for kind, executor in (given or {}).items():
+            slot = self._slots[kind]
+            slot.loaded = describe(kind, executor)
+            slot.ready = Future()
+            slot.ready.set_result(slot.loaded)
+            slot.state, slot.message = "ready", f"{slot.loaded.model_id} (given)"
+
+    def loaded(self, kind: str) -> LoadedModel | None:
+        return self._slots[kind].loaded
+
+    def state(self, kind: str) -> tuple[str, str]:
+        slot = self._slots[kind]
+        return slot.state, slot.message
+
+    def reloads(self, kind: str) -> int:
+        return self._slots[kind].reloads
+
+    def load(self, kind: str) -> Future:
+        """The model of ``kind``: a future of its ``LoadedModel`` (the load in progress, the finished one,
+        or a new one). A failed load stays failed until ``reload``."""
+        if kind not in self._slots:
+            raise ModelError(f"There is no '{kind}' model", f"use one of {', '.join(MODEL_KINDS)}")
+        slot = self._slots[kind]
+        with self._lock:
+            if slot.ready is None:
+                slot.ready = Future()
+                self._workers[kind].submit(self._ensure, kind, "loading")
+            return slot.ready
+
+    def require(self, kind: str) -> LoadedModel:
+        """The loaded model, from a job on its worker (loads it there and then when needed)."""
+        future = self.load(kind)
+        if not future.done() and self._workers[kind].on_thread():
+            self._ensure(kind, "loading")
         try:
-            return await loop.run_in_executor(self._pools[kind], functools.partial(fn, *args, **kwargs))
-        except FerrumError:
-            raise
-        except Exception as exc:
-            raise wrap_unexpected(exc, f"running a {kind} request") from exc
+            return future.result()
+        except FerrumError as exc:
+            raise ModelError(f"The {kind} model is not loaded",
+                             f"it failed to load ({exc.message}); choose another model or device") from exc
 
-    def record(self, series: str, value: float) -> None:
-        if self._on_sample is not None:
-            self._on_sample(series, value)
+    def reload(self, settings: ServiceSettings) -> list[str]:
+        """Apply ``settings``, reloading only the models they change; returns those kinds (their
+        ``load(kind)`` futures settle when the new model is in)."""
+        kinds = self.settings.models_to_reload(settings)
+        self.settings = settings
+        for kind in kinds:
+            slot = self._slots[kind]
+            with self._lock:
+                slot.reloads += 1
+                earlier, slot.ready = slot.ready, Future()
+                if earlier is not None and not earlier.done():  # whoever waits for it gets the new model
+                    slot.ready.add_done_callback(lambda done, earlier=earlier: _settle_like(earlier, done))
+            self._workers[kind].submit(self._ensure, kind, "reloading")
+        return kinds
 
-    def close(self, wait: bool = True) -> None:
-        self._closed = True
-        for pool in self._pools.values():
-            pool.shutdown(wait=wait, cancel_futures=True)
+    def _ensure(self, kind: str, state: str) -> None:
+        """Load ``kind`` for the current settings unless its latest request is settled (on its worker)."""
+        slot = self._slots[kind]
+        with self._lock:
+            future = slot.ready
+        if future is None or future.done():
+            return
+        settings = self.settings
+        self._set_state(kind, state, f"Loading {settings.model_ref(kind)} (device: {settings.device})…")
+        old, slot.loaded = slot.loaded, None
+        try:
+            if old is not None:
+                shutdown_executor(old.executor)
+            model = load_model(kind, settings)
+        except Exception as exc:  # noqa: BLE001 - kept in the future, shown as the slot's state
+            err = wrap_unexpected(exc, f"loading the {kind} model")
+            self._set_state(kind, "error", err.message, err)
+            future.set_exception(err)
+            return
+        slot.loaded = model
+        self._set_state(kind, "ready", f"{model.model_id} on {model.device} ({model.dtype}), "
+                                       f"loaded in {model.load_seconds:.1f} s")
+        future.set_result(model)
+
+    def _set_state(self, kind: str, state: str, message: str, error: FerrumError | None = None) -> None:
+        slot = self._slots[kind]
+        slot.state, slot.message = state, message
+        self._events.emit(ModelStateChanged(kind, state, message, error))
+
+
+__all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "load_model", "shutdown_executor"]

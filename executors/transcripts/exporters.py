@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Union
 
@@ -17,8 +18,43 @@ from ..core.errors import InvalidFormatError, InvalidParameterError, IOError_
 from .results import Segment, Transcript, Word, default_speaker_name
 from .rttm import rttm_lines
 
-EXPORT_FORMATS = ("txt", "srt", "vtt", "json")
+
+@dataclass(frozen=True)
+class TranscriptFormat:
+    """One output format, named once for the CLI, the app's save dialog and the API."""
+
+    name: str        # what the CLI and the service take: --format srt
+    title: str       # what a save dialog shows
+    api_name: str    # OpenAI's response_format for the same file contents
+
+    @property
+    def suffix(self) -> str:
+        return f".{self.name}"
+
+    @property
+    def file_filter(self) -> str:
+        return f"{self.title} (*{self.suffix})"
+
+
+FORMATS = {f.name: f for f in (
+    TranscriptFormat("txt", "Plain text", "text"),
+    TranscriptFormat("srt", "SubRip subtitles", "srt"),
+    TranscriptFormat("vtt", "WebVTT subtitles", "vtt"),
+    TranscriptFormat("json", "JSON with segments", "verbose_json"),
+)}
+EXPORT_FORMATS = tuple(FORMATS)
 SPEAKER_FORMATS = ("rttm",)  # only for transcripts with speakers
+
+
+def export_format(fmt: str | None = None, path: str | os.PathLike | None = None) -> TranscriptFormat:
+    """The format named by ``fmt``, else by ``path``'s extension, else plain text."""
+    name = (fmt or (Path(path).suffix.lstrip(".") if path is not None else "") or "txt").lower()
+    if name == "rttm":
+        return TranscriptFormat("rttm", "RTTM speaker turns", "rttm")
+    if name not in FORMATS:
+        raise InvalidParameterError(f"Cannot write a transcript as '{name}'",
+                                    f"use one of {', '.join(EXPORT_FORMATS + SPEAKER_FORMATS)} (or a file name ending in one)")
+    return FORMATS[name]
 
 Destination = Union[str, os.PathLike, IO[str]]
 

@@ -19,52 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import IOError_, NotFoundError
+from ..core.errors import FerrumError, IOError_, NotFoundError
 from ..core.paths import data_dir
+from .history_schema import HISTORY_SCHEMA
 from .results import Segment, Transcript, Word
 
 DB_NAME = "history.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS records (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL DEFAULT 'file',
-    source TEXT NOT NULL,
-    audio_path TEXT,
-    model_id TEXT NOT NULL DEFAULT '',
-    options TEXT NOT NULL DEFAULT '{}',
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    finished REAL,
-    language TEXT NOT NULL DEFAULT '',
-    language_probability REAL NOT NULL DEFAULT 0,
-    duration REAL NOT NULL DEFAULT 0,
-    task TEXT NOT NULL DEFAULT 'transcribe',
-    error TEXT
-);
-CREATE TABLE IF NOT EXISTS segments (
-    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
-    seg_id INTEGER NOT NULL,
-    start REAL NOT NULL,
-    "end" REAL NOT NULL,
-    text TEXT NOT NULL,
-    edited_text TEXT,
-    extra TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (record_id, seg_id)
-);
-CREATE INDEX IF NOT EXISTS records_created ON records(created DESC);
-"""
-
-# Speakers (diarization): each segment's label lives in its ``extra`` JSON like its other decode
-# details; the names a user gives to labels are this one side table (a migration step of its own).
-_SPEAKER_NAMES_SCHEMA = """
-CREATE TABLE IF NOT EXISTS speaker_names (
-    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
-    label TEXT NOT NULL,
-    name TEXT NOT NULL,
-    PRIMARY KEY (record_id, label)
-);
-"""
 
 
 class RecordStatus(str, enum.Enum):
@@ -163,8 +123,10 @@ class TranscriptHistory:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
-            self._db.executescript(_SPEAKER_NAMES_SCHEMA)
+            HISTORY_SCHEMA.migrate(self._db, self.path)
+        except FerrumError:
+            self._db.close()
+            raise
         except sqlite3.Error as exc:
             raise IOError_(f"Cannot open the transcript history at {self.path}: {exc}",
                            "check that the data folder is writable (FERRUM_DATA_DIR)") from exc

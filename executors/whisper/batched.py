@@ -1,18 +1,21 @@
-"""Batched long-form transcription: several 30 s windows (of one file or of many) decoded together.
+"""Batched transcription: several 30 s windows (of one file or of many) decoded together.
 
 Sequential long-form decoding must wait for each window's last timestamp before it knows where
-the next window starts. Here the windows are fixed up front instead, as faster-whisper's
-BatchedInferencePipeline does, so ``batch_windows`` of them go through the encoder in one pass
-and through the decoder in one forward per step:
+the next window starts. Here a file is first cut into independent spans of at most 30 s, as
+faster-whisper's BatchedInferencePipeline does, and each span is then transcribed exactly as the
+sequential loop would (``Longform.take``: seek to the last timestamp, the span's earlier text as
+prompt, the same temperature ladder) by a ``_Cursor``.  The cursors advance in lockstep: every
+round encodes the next window of up to ``batch_windows`` of them and decodes those windows greedily
+in one forward per step; a window that fails the quality checks goes down the temperature ladder
+on its own.  The int8 layers and attention are computed per row, so a window's text does not
+depend on what it was batched with: a file shorter than 30 s gets the sequential text.
 
-- without VAD, a window ends in the longest pause of its last 8 seconds (so a boundary rarely
-  cuts a word, and mostly falls between sentences);
-- with ``options.vad_filter``, silero-vad speech spans are packed into windows of at most 30 s.
+- without VAD, a span ends in the longest pause of its last 8 seconds (so a boundary rarely cuts
+  a word, and mostly falls between sentences);
+- with ``options.vad_filter``, silero-vad speech spans are packed into spans of at most 30 s.
 
-Windows are decoded without the previous window's text as prompt (they run in parallel); the
-initial prompt, if any, is given to every window. Rows that fail the quality checks are retried
-one by one with the usual temperature fallback. Text the model leaves out at a window's end (a
-sentence that runs past it) is decoded again from its start as a short extra window.
+Spans do not see the text of the span before them (they run in parallel); the initial prompt,
+if any, is given to every span.
 """
 
 from __future__ import annotations
@@ -21,13 +24,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import torch
 
 from ..core.errors import Cancelled
 from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
-from .decoding import DecodeResult, is_silence, needs_fallback
-from .longform import Longform, SegmentDraft, split_window
+from .longform import Longform
 from .options import TranscribeOptions
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 PAUSE_SEARCH_SECONDS = 8.0
 FRAME_SECONDS = 0.02
-MIN_LEFTOVER_SECONDS = 1.0
 
 
 @dataclass
@@ -103,23 +103,8 @@ def plan_windows(audios: Sequence[np.ndarray], options: TranscribeOptions, windo
     return [Window(job, a, b) for job, audio in enumerate(audios) for a, b in planner(audio, window, sample_rate)]
 
 
-def finish_drafts(drafts: list[SegmentDraft], tokens: list[int], st, offset: float, seconds: float
-                  ) -> list[SegmentDraft]:
-    """``split_window`` leaves out text after the last complete timestamp pair (sequential decoding
-    re-reads it from the next window); a fixed window has no next chance, so it becomes a segment
-    that ends at the window's end."""
-    used = sum(len(d.tokens) for d in drafts)
-    rest = tokens[used:]
-    if any(t < st.eot for t in rest):
-        begin = drafts[-1].end if drafts else offset
-        if rest[0] >= st.timestamp_begin:
-            begin = offset + (rest[0] - st.timestamp_begin) * st.time_precision
-        drafts = drafts + [SegmentDraft(begin, max(begin, offset + seconds), rest)]
-    return drafts
-
-
 class _Job:
-    """One audio's transcript, filled by the core's ``Longform`` emitter (segments, words, callbacks)."""
+    """One audio and its transcript (segments, words, callbacks), filled span by span in order."""
 
     def __init__(self, ex, options, audio, on_segment=None, on_progress=None, cancel=None):
         self.audio = audio
@@ -130,88 +115,81 @@ class _Job:
         return self.emitter.transcript
 
 
-def _decode_rows(ex, enc: torch.Tensor, prompts: list[list[int]], options: TranscribeOptions,
-                 cancel: CancelToken | None) -> list[DecodeResult]:
-    """Greedy for all rows in one batch; rows failing the quality checks (or all rows, for beam
-    search) go through the per-window decode with its temperature fallback."""
-    timestamps = not options.extra.get("without_timestamps", False)
-    if options.beam_size > 1 or options.temperatures[0] > 0:
-        return [ex.decode_window(enc[i:i + 1], p, options, cancel) for i, p in enumerate(prompts)]
-    results = ex.decoder.decode_batch(enc, prompts, options.temperatures[0], timestamps=timestamps, cancel=cancel)
-    hotter = replace(options, temperatures=options.temperatures[1:])
-    for i, r in enumerate(results):
-        if hotter.temperatures and needs_fallback(r, options):
-            retry = ex.decode_window(enc[i:i + 1], prompts[i], hotter, cancel)
-            results[i] = retry
-    return results
+class _Cursor:
+    """One span of a job, transcribed as the sequential loop would, one window per round."""
+
+    def __init__(self, ex, options, job: _Job, span: Window):
+        self.job, self.span = job, span
+        self.seek = 0                                   # frames from the span's start
+        self.longform = Longform(ex, options, job.transcript.duration)
+        self.done = False
+
+    def samples(self, ex) -> np.ndarray:
+        begin = self.span.start + self.seek * ex.log_mel.hop
+        return self.job.audio[begin:min(self.span.end, begin + ex.log_mel.n_samples)]
+
+    def take(self, ex, result, enc, frames: int) -> None:
+        mel = ex.log_mel
+        offset = (self.span.start + self.seek * mel.hop) / mel.sample_rate
+        self.seek += self.longform.take(result, enc, offset, frames)
+        self.done = self.span.start + self.seek * mel.hop >= self.span.end
 
 
-@dataclass
-class _Decoded:
-    window: Window
-    result: DecodeResult
-    enc: torch.Tensor      # [1, T, d]
-    frames: int
-    drafts: list[SegmentDraft]
-    leftover: int          # first sample the window's text did not cover (== window.end if none)
-
-
-def _decode_windows(ex, jobs: list["_Job"], batch: list[Window], options: TranscribeOptions, prompts_for,
-                    cancel: CancelToken | None, final: bool) -> list[_Decoded]:
-    st, mel = ex.tokens, ex.log_mel
-    sr, hop = mel.sample_rate, mel.hop
-    stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
-    feats = [mel.window(jobs[w.job].audio[w.start:w.end]) for w in batch]
-    with ex.stats.operation("prefill", len(batch)):
-        enc, _ = ex.runtime.encode_cached([f for f, _ in feats])
-    for i, w in enumerate(batch):
-        if not jobs[w.job].transcript.language:
-            jobs[w.job].emitter._detect(enc[i:i + 1])
-    results = _decode_rows(ex, enc, prompts_for(batch), options, cancel)
-    out = []
-    for i, (w, (_, frames), result) in enumerate(zip(batch, feats, results)):
-        offset = w.start / sr
-        drafts, leftover = [], w.end
-        if frames > 0 and not is_silence(result, options):
-            drafts, advance = split_window(result.tokens, st, offset, frames, stride)
-            leftover = min(w.end, w.start + advance * hop)
-            if final or (w.end - leftover) < MIN_LEFTOVER_SECONDS * sr:
-                drafts = finish_drafts(drafts, result.tokens, st, offset, (w.end - w.start) / sr)
-                leftover = w.end
-        out.append(_Decoded(w, result, enc[i:i + 1], frames, drafts, leftover))
-    return out
+def _decode_round(ex, cursors: list[_Cursor], options: TranscribeOptions, cancel: CancelToken | None) -> None:
+    """Encode the next window of every cursor, decode them together, advance each cursor."""
+    windows = [ex.log_mel.window(c.samples(ex)) for c in cursors]
+    live = [(c, mel, frames) for c, (mel, frames) in zip(cursors, windows) if frames > 0]
+    for c, (_, frames) in zip(cursors, windows):
+        c.done = c.done or frames <= 0
+    if not live:
+        return
+    with ex.stats.operation("prefill", len(live)):
+        enc, keys = ex.runtime.encode_cached([mel for _, mel, _ in live])
+    for i, (c, _, _) in enumerate(live):
+        job = c.job.emitter
+        if not job.transcript.language:
+            job._detect(enc[i:i + 1])
+        c.longform.transcript.language = job.transcript.language
+    prompts = [c.longform.prompt() for c, _, _ in live]
+    firsts: list = [None] * len(live)
+    if options.beam_size == 1 and options.temperatures[0] == 0:
+        timestamps = not options.extra.get("without_timestamps", False)
+        firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=timestamps, cancel=cancel)
+    for i, (c, _, frames) in enumerate(live):
+        result = ex.decode_window(enc[i:i + 1], prompts[i], options, cancel, first=firsts[i], seed_from=keys[i])
+        c.take(ex, result, enc[i:i + 1], frames)
 
 
 def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOptions,
-         cancel: CancelToken | None) -> None:
-    """Decode the planned windows batch by batch. Whisper stops before a sentence that runs past
-    the window's end (sequential decoding would seek back to it); such uncovered tails are decoded
-    again as short windows of their own, batched together, before the batch's segments are emitted."""
-    st, sr = ex.tokens, ex.log_mel.sample_rate
-    windows = plan_windows([j.audio for j in jobs], options, ex.log_mel.n_samples, sr)
-    initial = options.initial_prompt
-    previous = ex.encode_text(" " + initial.strip()) if initial and initial.strip() else []
-    timestamps = not options.extra.get("without_timestamps", False)
+         cancel: CancelToken | None, on_done: Callable[[int, Transcript], None] | None = None) -> None:
+    """Transcribe every job's spans, ``batch_windows`` windows per round; each job receives its
+    spans' segments in order as soon as the spans before them are finished."""
+    sr = ex.log_mel.sample_rate
+    spans = plan_windows([j.audio for j in jobs], options, ex.log_mel.n_samples, sr)
+    cursors = [_Cursor(ex, options, jobs[w.job], w) for w in spans]
+    handed, finished = 0, 0                             # cursors handed to their job; jobs finished
 
-    def prompts_for(batch: list[Window]) -> list[list[int]]:
-        return [st.prompt(previous, jobs[w.job].emitter._language(), options.task, timestamps=timestamps)
-                for w in batch]
+    def finish_jobs(upto: int) -> int:
+        for j in range(finished, upto):
+            jobs[j].emitter._progress(jobs[j].transcript.duration)
+            if on_done is not None:
+                on_done(j, jobs[j].transcript)
+        return max(finished, upto)
 
-    size = options.batch_windows
-    for first in range(0, len(windows), size):
+    while handed < len(cursors):
+        ex.turns.yield_turn()  # between two batches: a waiting dictation pass goes first
         if cancel is not None:
             cancel.raise_if_cancelled("transcription")
-        decoded = _decode_windows(ex, jobs, windows[first:first + size], options, prompts_for, cancel, final=False)
-        tails = [Window(d.window.job, d.leftover, d.window.end) for d in decoded if d.leftover < d.window.end]
-        for part in range(0, len(tails), size):
-            decoded += _decode_windows(ex, jobs, tails[part:part + size], options, prompts_for, cancel, final=True)
-        for d in sorted(decoded, key=lambda d: (d.window.job, d.window.start)):
-            lf = jobs[d.window.job].emitter
-            if d.drafts:
-                lf._emit(d.drafts, d.result, d.enc)
-            lf._progress(d.window.end / sr)
-    for job in jobs:
-        job.emitter._progress(job.transcript.duration)
+        active = [c for c in cursors[handed:] if not c.done][:options.batch_windows]
+        if active:
+            _decode_round(ex, active, options, cancel)
+        while handed < len(cursors) and cursors[handed].done:
+            c = cursors[handed]
+            c.job.emitter.adopt(c.longform.transcript.segments)
+            c.job.emitter._progress(c.span.end / sr)
+            handed += 1
+        finished = finish_jobs(cursors[handed].span.job if handed < len(cursors) else len(jobs))
+    finish_jobs(len(jobs))
 
 
 def _load(ex, audio) -> np.ndarray:
@@ -226,6 +204,7 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
                        cancel: CancelToken | None = None) -> Transcript:
     """The executor's ``transcribe`` when ``options.batch_windows > 1`` (options already checked)."""
     job = _Job(ex, options, _load(ex, audio), on_segment, on_progress, cancel)
+    job.emitter._progress(0.0)
     try:
         _run(ex, [job], options, cancel)
     except Cancelled as exc:
@@ -235,14 +214,20 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
 
 
 def transcribe_many(ex: "WhisperModelExecutor", audios: Sequence, options: TranscribeOptions | None = None,
-                    cancel: CancelToken | None = None) -> list[Transcript]:
+                    cancel: CancelToken | None = None, *,
+                    on_done: Callable[[int, Transcript], None] | None = None,
+                    on_progress: Callable[[int, Progress], None] | None = None) -> list[Transcript]:
     """Transcribe several inputs with their windows packed into shared batches (many short clips
-    fill a batch together); one Transcript per input, in order."""
+    fill a batch together); one Transcript per input, in order.  Inputs finish in order:
+    ``on_progress(i, Progress)`` reports input i's seconds done as its spans finish, then
+    ``on_done(i, transcript)`` is called as soon as it is complete."""
     options = ex._check_options(options)
     if options.batch_windows < 2:
         options = replace(options, batch_windows=8)
     with ex._lock:
         ex._require_ready()
-        jobs = [_Job(ex, options, _load(ex, a)) for a in audios]
-        _run(ex, jobs, options, cancel)
+        jobs = [_Job(ex, options, _load(ex, a),
+                     on_progress=None if on_progress is None else (lambda p, i=i: on_progress(i, p)))
+                for i, a in enumerate(audios)]
+        _run(ex, jobs, options, cancel, on_done)
     return [j.transcript for j in jobs]

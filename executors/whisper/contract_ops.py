@@ -1,7 +1,12 @@
 """The executor contract for Whisper: prefill/decode over KV handles that hold the encoder output,
-batched variants in one forward pass, rollback, draft verification, live status and metrics."""
+batched variants in one forward pass, rollback, draft verification, live status and metrics.
+
+The async methods run their torch work on a worker thread (``asyncio.to_thread``), never on the
+caller's event loop; the executor's lock keeps them in turn with a running transcription."""
 
 from __future__ import annotations
+
+import asyncio
 
 import torch
 import torch.nn.functional as F
@@ -26,8 +31,6 @@ from ..core.types import (
 )
 from .kv import KvStore, WhisperKvHandle
 
-MAX_BATCH = 16
-
 
 class WhisperContractMixin:
     # -- description ---------------------------------------------------------------------------
@@ -41,7 +44,8 @@ class WhisperContractMixin:
             max_sequence_length=self.tokens.n_ctx, dtype=self.device.dtype_name, device=self.device.name,
             metadata={"encoder_layers": cfg.encoder_layers, "n_mels": cfg.num_mel_bins,
                       "multilingual": self.is_multilingual, "languages": sorted(self.tokens.lang_to_id),
-                      "quantized": self.quantized, "attention": "sdpa"})
+                      "quantized": self.quantized, "attention": "sdpa",
+                      "architecture": (getattr(cfg, "architectures", None) or [type(self.model).__name__])[0]})
 
     def capabilities(self) -> ExecutorCapabilities:
         cfg = self.config
@@ -50,8 +54,11 @@ class WhisperContractMixin:
         cross_per_sequence = 2 * cfg.decoder_layers * cfg.max_source_positions * cfg.d_model * elem
         dtypes = ["float32", "bfloat16"] if self.device.kind == "cpu" else ["float32", "float16", "bfloat16"]
         return ExecutorCapabilities(
-            max_batch_size=MAX_BATCH, max_sequence_length=self.tokens.n_ctx, attention_mechanisms=["sdpa"],
-            supports_dynamic_batching=True, supports_continuous_batching=False,
+            # every KV store goes through runtime.live, which refuses more rows than this
+            max_batch_size=self.max_batch_size, max_sequence_length=self.tokens.n_ctx, attention_mechanisms=["sdpa"],
+            # batches are what one caller passes (batch_prefill/batch_decode, batch_windows of one file,
+            # transcribe_many); requests arriving apart are never merged into one batch
+            supports_dynamic_batching=False, supports_continuous_batching=False,
             supports_speculative_decoding=True, supports_tensor_parallelism=False,
             supports_pipeline_parallelism=False, supported_dtypes=dtypes, supported_devices=available_devices(),
             memory_requirements=MemoryRequirements(
@@ -112,6 +119,9 @@ class WhisperContractMixin:
     async def batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
         """New sequences in one encoder pass (cache misses only) and one decoder pass; an input with
         ``kv_cache`` set continues that handle instead (chunked prefill)."""
+        return await asyncio.to_thread(self._batch_prefill, inputs)
+
+    def _batch_prefill(self, inputs: list[PrefillInput]) -> list[PrefillOutput]:
         self._require_ready()
         with self._lock, self.stats.operation("prefill", len(inputs)):
             outputs: list[PrefillOutput | None] = [None] * len(inputs)
@@ -169,7 +179,8 @@ class WhisperContractMixin:
         wanted = [(h.store, h.rows) for h in handles]
         if all(h.store is first for h in handles) and [r for h in handles for r in h.rows] == list(range(first.batch)):
             return first
-        store = KvStore.gather(wanted)
+        self.runtime.live.check_batch(sum(len(rows) for _, rows in wanted))
+        store = self.runtime.live.add(KvStore.gather(wanted))
         row = 0
         for h in handles:
             h.store, h.rows = store, list(range(row, row + len(h.rows)))
@@ -181,6 +192,9 @@ class WhisperContractMixin:
 
     async def batch_decode(self, inputs: list[DecodeInput]) -> list[DecodeOutput]:
         """One decoder step for several handles in one forward pass."""
+        return await asyncio.to_thread(self._batch_decode, inputs)
+
+    def _batch_decode(self, inputs: list[DecodeInput]) -> list[DecodeOutput]:
         self._require_ready()
         with self._lock, self.stats.operation("decode", len(inputs)):
             handles = [self.handles.check(inp.kv_cache) for inp in inputs]
@@ -198,6 +212,9 @@ class WhisperContractMixin:
 
     async def forward_verify(self, input: VerifyInput) -> VerifyOutput:
         """Score the last accepted token plus N drafts in one forward; logits [N+1, vocab]."""
+        return await asyncio.to_thread(self._forward_verify, input)
+
+    def _forward_verify(self, input: VerifyInput) -> VerifyOutput:
         self._require_ready()
         with self._lock, self.stats.operation("decode", 1):
             handle = self.handles.check(input.kv_cache)
@@ -211,11 +228,15 @@ class WhisperContractMixin:
 
     async def truncate_kv(self, cache, num_tokens: int):
         """Roll a handle back to its first ``num_tokens`` tokens (later K/V are overwritten)."""
+        return await asyncio.to_thread(self._truncate_kv, cache, num_tokens)
+
+    def _truncate_kv(self, cache, num_tokens: int):
         handle = self.handles.check(cache)
         if num_tokens < 0:
             raise InvalidParameterError("num_tokens must not be negative", "pass the length to keep")
-        for r in handle.rows:
-            handle.store.lengths[r] = min(handle.store.lengths[r], num_tokens)
+        with self._lock:  # not while a decode step reads the lengths
+            for r in handle.rows:
+                handle.store.lengths[r] = min(handle.store.lengths[r], num_tokens)
         return handle
 
     def release_cache(self, cache_id: str) -> None:
@@ -226,7 +247,7 @@ class WhisperContractMixin:
         """A short real decode: encode one second of silence, prefill the SOT sequence, two steps."""
         import numpy as np
 
-        mel, _ = self.log_mel.window(np.zeros(self.log_mel.sample_rate, dtype=np.float32))
+        mel, _ = await asyncio.to_thread(self.log_mel.window, np.zeros(self.log_mel.sample_rate, dtype=np.float32))
         prompt = torch.tensor([self.tokens.sot_sequence("en" if self.is_multilingual else None, "transcribe")])
         out = await self.prefill(PrefillInput(prompt, metadata={"input_features": mel}))
         try:
@@ -237,6 +258,9 @@ class WhisperContractMixin:
             self.release_cache(out.kv_cache.cache_id)
 
     async def shutdown(self) -> None:
+        await asyncio.to_thread(self._shutdown)
+
+    def _shutdown(self) -> None:
         with self._lock:
             self.handles.clear()
             self.encoder_cache.clear()

@@ -7,9 +7,8 @@
 from __future__ import annotations
 
 import contextlib
-import zlib
+import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 import torch
@@ -17,44 +16,13 @@ import torch
 from ..core.types import CancelToken
 from .forward import WhisperRuntime
 from .options import TranscribeOptions
+from .quality import DecodeResult, compression_ratio, is_silence, needs_fallback, pick_final
 from .tokens import LogitFilter, SpecialTokens
 
+__all__ = ["DecodeResult", "DecodeStrategy", "GreedyDecoder", "compression_ratio", "decode_with_fallback",
+           "is_silence", "needs_fallback", "sampling_generator"]
+
 _NEG_INF = float("-inf")
-
-
-@dataclass
-class DecodeResult:
-    tokens: list[int]          # sampled tokens, without the final <|endoftext|>
-    text: str
-    avg_logprob: float
-    sum_logprob: float
-    no_speech_prob: float
-    temperature: float
-    compression_ratio: float
-
-
-def compression_ratio(text: str) -> float:
-    data = text.encode("utf-8")
-    return len(data) / len(zlib.compress(data)) if data else 0.0
-
-
-def needs_fallback(result: DecodeResult, options: TranscribeOptions) -> bool:
-    """The reference rule: too repetitive or too unlikely -> retry hotter, unless it is silence."""
-    lp_thr = options.log_prob_threshold
-    bad = (options.compression_ratio_threshold is not None
-           and result.compression_ratio > options.compression_ratio_threshold)
-    bad |= lp_thr is not None and result.avg_logprob < lp_thr
-    if (options.no_speech_threshold is not None and result.no_speech_prob > options.no_speech_threshold
-            and lp_thr is not None and result.avg_logprob < lp_thr):
-        bad = False
-    return bad
-
-
-def is_silence(result: DecodeResult, options: TranscribeOptions) -> bool:
-    """Skip the window: the model says no speech and the text it produced is unlikely."""
-    if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
-        return False
-    return not (options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold)
 
 
 class DecodeStrategy(Protocol):
@@ -77,11 +45,12 @@ class GreedyDecoder:
     def _timed(self, kind: str, batch: int):
         return self.stats.operation(kind, batch) if self.stats is not None else contextlib.nullcontext()
 
-    def decode(self, encoder_out, prompt, temperature, options, cancel=None) -> DecodeResult:
+    def decode(self, encoder_out, prompt, temperature, options, cancel=None, generator=None) -> DecodeResult:
         n = options.best_of if temperature > 0 and options.best_of > 1 else 1
         timestamps = not options.extra.get("without_timestamps", False)
         enc = encoder_out[:1].expand(n, -1, -1) if n > 1 else encoder_out[:1]
-        results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel)
+        results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel,
+                                    generator=generator)
         # the reference ranker without a length penalty: mean log-probability per token
         return max(results, key=lambda r: r.sum_logprob / max(1, len(r.tokens)))
 
@@ -89,7 +58,8 @@ class GreedyDecoder:
     def decode_batch(self, encoder_out: torch.Tensor, prompts: list[list[int]], temperature: float = 0.0, *,
                      timestamps: bool = True, cancel: CancelToken | None = None,
                      max_new_tokens: int | None = None, prefix: list[int] = (),
-                     require_text: bool = False, draft: list[int] = ()) -> list[DecodeResult]:
+                     require_text: bool = False, draft: list[int] = (),
+                     generator: torch.Generator | None = None) -> list[DecodeResult]:
         """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length);
         ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length).
         ``prefix``: tokens forced at the start of every row's transcript (prefilled with the prompt and
@@ -97,7 +67,8 @@ class GreedyDecoder:
         ``require_text``: no row may end before it has sampled a text token (after a forced prefix Whisper
         otherwise often ends at once, as if the speech that follows were cut off by the window's end).
         ``draft``: a guess of the greedy continuation (one row, T = 0), checked in one forward pass
-        and kept up to its first wrong token, so a good guess costs one step instead of one per token."""
+        and kept up to its first wrong token, so a good guess costs one step instead of one per token.
+        ``generator``: the random stream for sampling (T > 0); None = torch's global one."""
         st, rt = self.st, self.runtime
         prefix = list(prefix)
         prompts = [[*p, *prefix] for p in prompts] if prefix else prompts
@@ -124,7 +95,7 @@ class GreedyDecoder:
         sampled = torch.tensor([prefix] * batch, dtype=torch.long, device=dev).reshape(batch, len(prefix))
         sum_lp = torch.zeros(batch, device=dev)
         done = torch.zeros(batch, dtype=torch.bool, device=dev)
-        rule = _Choice(filt, st.eot, len(prefix) if require_text else None, temperature)
+        rule = _Choice(filt, st.eot, len(prefix) if require_text else None, temperature, generator)
         first = 0
         if draft and batch == 1 and temperature == 0:
             sampled, sum_lp, logits, first = self._verify_draft(store, logits, sampled, sum_lp, draft, rule,
@@ -176,25 +147,59 @@ class GreedyDecoder:
                             compression_ratio(text))
 
 
+def sampling_generator(seed_from: str | torch.Tensor, prompt: list[int], temperature: float,
+                       device: torch.device) -> torch.Generator:
+    """The random stream for sampling one window at ``temperature``, seeded from the window's content
+    (its feature key, or its encoder output), the prompt and the temperature: the same window
+    decodes to the same text every run, alone or in a batch."""
+    digest = hashlib.blake2b(digest_size=8)
+    if isinstance(seed_from, torch.Tensor):
+        digest.update(seed_from.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    else:
+        digest.update(seed_from.encode())
+    digest.update(repr((list(prompt), round(temperature, 6))).encode())
+    generator = torch.Generator(device=device)
+    generator.manual_seed(int.from_bytes(digest.digest(), "little") & (2 ** 63 - 1))
+    return generator
+
+
 def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prompt: list[int],
                          options: TranscribeOptions, cancel: CancelToken | None = None,
-                         beam: DecodeStrategy | None = None) -> DecodeResult:
-    """Try each temperature in turn until the result passes the reference quality checks."""
-    result = None
-    for temperature in options.temperatures:
-        strategy = beam if (beam is not None and temperature == 0 and options.beam_size > 1) else decoder
-        result = strategy.decode(encoder_out, prompt, temperature, options, cancel)
+                         beam: DecodeStrategy | None = None, *, first: DecodeResult | None = None,
+                         seed_from: str | None = None) -> DecodeResult:
+    """Try each temperature in turn until the result passes the quality checks (``quality``); if none
+    does, keep the likeliest attempt that is not a loop.  ``first``: the result of the first
+    temperature, already decoded (in a batch).  ``seed_from``: the window's feature key (else its
+    encoder output seeds the sampling)."""
+    attempts: list[DecodeResult] = []
+    temperatures = list(options.temperatures)
+    if first is not None:
+        attempts.append(first)
+        temperatures = temperatures[1:]
+        if not needs_fallback(first, options):
+            return first
+    for temperature in temperatures:
+        if temperature > 0:
+            generator = sampling_generator(seed_from if seed_from is not None else encoder_out[:1], prompt,
+                                           temperature, encoder_out.device)
+            result = decoder.decode(encoder_out, prompt, temperature, options, cancel, generator=generator)
+        else:
+            strategy = beam if (beam is not None and options.beam_size > 1) else decoder
+            result = strategy.decode(encoder_out, prompt, temperature, options, cancel)
         if not needs_fallback(result, options):
-            break
-    return result
+            return result
+        attempts.append(result)
+    return pick_final(attempts, options)
 
 
 class _Choice:
     """One decoding step's choice: the logit rules, then argmax (T = 0) or a sample; returns the
     tokens [B] and their log-probabilities under the filtered distribution."""
 
-    def __init__(self, filt: LogitFilter, eot: int, text_from: int | None, temperature: float):
+    def __init__(self, filt: LogitFilter, eot: int, text_from: int | None, temperature: float,
+                 generator: torch.Generator | None = None):
         self.filt, self.eot, self.text_from, self.temperature = filt, eot, text_from, temperature
+        self.generator = generator
 
     def __call__(self, logits: torch.Tensor, sampled: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self.filt.apply(logits, sampled)
@@ -202,7 +207,8 @@ class _Choice:
             silent = ~(sampled[:, self.text_from:] < self.eot).any(dim=1)
             logits[:, self.eot].masked_fill_(silent, _NEG_INF)
         if self.temperature > 0:
-            nxt = torch.multinomial(torch.softmax(logits / self.temperature, dim=-1), 1).squeeze(1)
+            probs = torch.softmax(logits / self.temperature, dim=-1)
+            nxt = torch.multinomial(probs, 1, generator=self.generator).squeeze(1)
         else:
             nxt = logits.argmax(dim=-1)
         return nxt, torch.log_softmax(logits, dim=-1).gather(1, nxt[:, None]).squeeze(1)

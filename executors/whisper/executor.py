@@ -3,7 +3,7 @@ loop uses.  The executor contract methods live in ``contract_ops.WhisperContract
 
 from __future__ import annotations
 
-import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -15,12 +15,14 @@ from ..core.contract import ModelExecutor
 from ..core.device import DeviceChoice, resolve_device
 from ..core.errors import (
     FerrumError,
+    InvalidParameterError,
     ModelError,
     NotFoundError,
     UnsupportedError,
     wrap_unexpected,
 )
-from ..core.stats import ExecutorStats, parameter_bytes
+from ..core.stats import ExecutorStats, HeldMemory, parameter_bytes
+from ..core.turns import ModelTurns
 from ..core.types import CancelToken, ExecutorState, Progress
 from ..transcripts.results import Segment, Transcript
 from .contract_ops import WhisperContractMixin
@@ -33,10 +35,13 @@ from .longform import Longform
 from .options import TranscribeOptions
 from .tokens import SpecialTokens
 
+DEFAULT_MAX_BATCH = 16
+
 
 class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def __init__(self, model, tokenizer, feature_extractor, generation_config, device: DeviceChoice,
-                 model_id: str, quantized: str | None = None, num_parameters: int | None = None):
+                 model_id: str, quantized: str | None = None, num_parameters: int | None = None,
+                 max_batch_size: int | None = None):
         self.model = model
         self.tokenizer = tokenizer
         self.device = device
@@ -46,14 +51,19 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.tokens = SpecialTokens.from_model(tokenizer, generation_config, model.config)
         self.config = model.config
         self.num_parameters = num_parameters or sum(p.numel() for p in model.parameters())
-        self.runtime = WhisperRuntime(model)
+        # sequences decoded at once (best_of, beam_size, batch_windows, contract batches); enforced
+        self.max_batch_size = max_batch_size or (DEFAULT_MAX_BATCH if device.kind == "cpu" else DEFAULT_MAX_BATCH * 4)
+        self.runtime = WhisperRuntime(model, max_batch=self.max_batch_size)
         self.encoder_cache = self.runtime.encoder_cache
         self.log_mel = LogMel(feature_extractor, device.torch_device)
-        self.stats = ExecutorStats(device.name, parameter_bytes(model))
+        self.stats = ExecutorStats(device.name, parameter_bytes(model), self._held_memory)
+        self.runtime.live.on_grow = self.stats.observe_memory
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
         self.handles = HandleRegistry()
-        self._lock = threading.RLock()
+        # Turns on the model: file jobs hand it over between windows to a waiting dictation pass.
+        self.turns = self._lock = ModelTurns()
         self._beam = None
+        self.load_timings: dict[str, float] = {}   # seconds per loading stage (from_path fills it)
         self.stats.set_state(ExecutorState.READY)
 
     # -- loading ------------------------------------------------------------------------------
@@ -77,6 +87,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             raise NotFoundError(f"No Whisper model at {path} (config.json missing)",
                                 "resolve the model with executors.models.store.resolve_model first")
         choice = resolve_device(device, dtype, threads)
+        started = time.perf_counter()
         try:
             model = WhisperForConditionalGeneration.from_pretrained(
                 path, dtype=choice.torch_dtype, attn_implementation="sdpa", use_safetensors=True)
@@ -90,13 +101,18 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                              "check the folder is a complete Hugging Face Whisper export") from exc
         model = model.to(choice.torch_device).eval()
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
+        loaded = time.perf_counter()
         applied = None
         if quantize == "auto" and (dtype or "auto") != "auto":   # (B3) an explicit dtype keeps float weights
             quantize = None
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
-        return cls(model, tokenizer, feature_extractor, generation_config, choice,
-                   model_id or path.name, applied, n_params)
+        quantized = time.perf_counter()
+        ex = cls(model, tokenizer, feature_extractor, generation_config, choice, model_id or path.name, applied,
+                 n_params)
+        ex.load_timings = {"weights and tokenizer": loaded - started, "quantisation": quantized - loaded,
+                           "runtime set-up": time.perf_counter() - quantized}
+        return ex
 
     @staticmethod
     def _quantize(model, mode, choice: DeviceChoice):
@@ -106,6 +122,11 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             raise UnsupportedError("Quantisation is not available in this build",
                                    "load the model without quantize") from exc
         return quantize_model(model, "int8" if mode is True else mode, choice)
+
+    def _held_memory(self) -> HeldMemory:
+        runtime = self.runtime
+        kv, kv_used = runtime.live.memory() if runtime is not None else (0, 0)
+        return HeldMemory(cache_bytes=self.encoder_cache.stats().bytes, kv_bytes=kv, kv_used_bytes=kv_used)
 
     @property
     def is_multilingual(self) -> bool:
@@ -159,6 +180,11 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def _check_options(self, options: TranscribeOptions | None) -> TranscribeOptions:
         options = (options or TranscribeOptions()).validate()
         self.tokens.check_request(options.language, options.task)
+        for name in ("beam_size", "best_of", "batch_windows"):
+            if getattr(options, name) > self.max_batch_size:
+                raise InvalidParameterError(
+                    f"{name}={getattr(options, name)} asks for more sequences than this executor decodes at "
+                    f"once ({self.max_batch_size})", f"use {name} of at most {self.max_batch_size}")
         if not self.is_multilingual and options.language is None:
             options = replace(options, language="en")
         return options
@@ -190,8 +216,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             return self.runtime.encode_cached([mel])[0]
 
     def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
-                      cancel: CancelToken | None = None) -> DecodeResult:
-        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options))
+                      cancel: CancelToken | None = None, *, first: DecodeResult | None = None,
+                      seed_from: str | None = None) -> DecodeResult:
+        """One window through the temperature ladder (``decoding.decode_with_fallback``); ``seed_from``
+        (the window's feature key) seeds its sampling so the same audio always gives the same text."""
+        return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options),
+                                    first=first, seed_from=seed_from)
 
     def _beam_strategy(self, options: TranscribeOptions):
         if options.beam_size <= 1:

@@ -17,12 +17,12 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..core.errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
-from .kv import KvStore
+from .kv import KvStore, LiveStores
 from .projections import direct, fused
 
 
 class WhisperRuntime:
-    def __init__(self, model, encoder_cache_entries: int = 8):
+    def __init__(self, model, encoder_cache_entries: int = 8, max_batch: int = 16):
         cfg = model.config
         self.model = model
         self.encoder = model.model.encoder
@@ -35,6 +35,7 @@ class WhisperRuntime:
         self.n_audio_ctx = cfg.max_source_positions
         self.n_frames = cfg.max_source_positions * 2  # two stride-1/stride-2 convolutions: 3000 frames
         self.encoder_cache = EncoderCache(encoder_cache_entries)
+        self.live = LiveStores(max_batch)  # every KV store made below, for memory and the batch limit
         # The decoder's key length grows by one every step; cuDNN attention builds a new plan per
         # shape, so on CUDA the step keeps to the flash / memory-efficient / math kernels.
         self._cuda_sdpa = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
@@ -77,6 +78,7 @@ class WhisperRuntime:
         copy of its cross-attention K/V.
         """
         batch = encoder_out.shape[0]
+        self.live.check_batch(batch)
         shared = batch > 1 and encoder_out.stride(0) == 0
         src = encoder_out[:1] if shared else encoder_out
         b, t = src.shape[:2]
@@ -93,7 +95,7 @@ class WhisperRuntime:
             shape = (batch, self.heads, self.n_ctx, self.head_dim)
             self_k.append(torch.zeros(shape, dtype=src.dtype, device=src.device))
             self_v.append(torch.zeros(shape, dtype=src.dtype, device=src.device))
-        return KvStore(self_k, self_v, cross_k, cross_v, [0] * batch, encoder_out)
+        return self.live.add(KvStore(self_k, self_v, cross_k, cross_v, [0] * batch, encoder_out))
 
     def step(self, store: KvStore, input_ids: torch.Tensor) -> torch.Tensor:
         kernels = sdpa_kernel(self._cuda_sdpa) if self.device.type == "cuda" else contextlib.nullcontext()

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from ..core.errors import InvalidParameterError, NotFoundError
+from ..core.errors import InvalidParameterError, NotFoundError, RequestValidationError
 from ..core.types import CacheStats
 
 
@@ -47,15 +49,24 @@ class KvStore:
         return self.self_k[0].shape[3]
 
     def nbytes(self) -> int:
-        tensors = [*self.self_k, *self.self_v, *self.cross_k, *self.cross_v]
-        # expanded views share storage; count each storage once
-        seen, total = set(), 0
-        for t in tensors:
-            key = t.untyped_storage().data_ptr()
-            if key not in seen:
-                seen.add(key)
-                total += t.untyped_storage().nbytes()
-        return total
+        return self.memory(set())[0]
+
+    def memory(self, seen: set[int]) -> tuple[int, int]:
+        """(allocated, filled) bytes of K/V, each storage once (expanded views share one; ``seen``
+        carries the storages already counted across stores). Self-attention K/V are preallocated to
+        ``capacity`` positions; only the rows' lengths are filled. Cross-attention K/V are all used."""
+        cap = self.capacity
+        filled = sum(min(n, cap) for n in self.lengths) / (self.batch * cap) if self.batch and cap else 0.0
+        allocated = used = 0
+        for tensors, share in (([*self.self_k, *self.self_v], filled), ([*self.cross_k, *self.cross_v], 1.0)):
+            for t in tensors:
+                storage = t.untyped_storage()
+                if storage.data_ptr() in seen:
+                    continue
+                seen.add(storage.data_ptr())
+                allocated += storage.nbytes()
+                used += int(storage.nbytes() * share)
+        return allocated, used
 
     def reorder(self, index: torch.Tensor) -> None:
         """Keep/duplicate rows by ``index`` (beam search); lengths follow their rows."""
@@ -179,3 +190,40 @@ class HandleRegistry:
         with self._lock:
             stores = {id(h.store): h.store for h in self._handles.values()}
             return CacheStats(entries=len(self._handles), bytes=sum(s.nbytes() for s in stores.values()))
+
+
+class LiveStores:
+    """Every ``KvStore`` of one model that is still alive (held weakly), so the model's KV memory can be
+    reported whoever made the store (transcription, dictation, a contract caller); also where the batch
+    limit is enforced, since every store is made through ``add``."""
+
+    def __init__(self, max_batch: int):
+        self.max_batch = max_batch
+        self.on_grow: Callable[[], object] | None = None  # called after a store is added
+        self._lock = threading.Lock()
+        self._stores: weakref.WeakSet[KvStore] = weakref.WeakSet()
+
+    def check_batch(self, rows: int) -> None:
+        if rows > self.max_batch:
+            raise RequestValidationError(
+                f"A batch of {rows} sequences is more than this executor runs at once ({self.max_batch})",
+                f"split the work into batches of at most {self.max_batch} (capabilities().max_batch_size)")
+
+    def add(self, store: KvStore) -> KvStore:
+        self.check_batch(store.batch)
+        with self._lock:
+            self._stores.add(store)
+        if self.on_grow is not None:
+            self.on_grow()
+        return store
+
+    def memory(self) -> tuple[int, int]:
+        """(allocated, filled) bytes of K/V over every live store."""
+        with self._lock:
+            stores = list(self._stores)
+        seen: set[int] = set()
+        allocated = used = 0
+        for store in stores:
+            a, u = store.memory(seen)
+            allocated, used = allocated + a, used + u
+        return allocated, used

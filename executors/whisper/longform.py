@@ -14,6 +14,7 @@ from ..core.errors import Cancelled
 from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
+from .encoder_cache import feature_key
 from .features import AudioWindows
 from .options import TranscribeOptions
 from .tokens import SpecialTokens
@@ -83,12 +84,12 @@ class Longform:
         return self.transcript
 
     def _loop(self, windows: AudioWindows) -> None:
-        ex, opts, st = self.ex, self.options, self.ex.tokens
+        ex, opts = self.ex, self.options
         mel_cfg = ex.log_mel
-        stride = ex.runtime.n_frames // ex.runtime.n_audio_ctx
         seek = 0
         self._progress(0.0)
         while True:
+            ex.turns.yield_turn()  # between two windows: a waiting dictation pass goes first
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled("transcription")
             samples = windows.window(seek)
@@ -98,18 +99,8 @@ class Longform:
             enc = ex.encode_window(mel)
             if not self.transcript.language:
                 self._detect(enc)
-            offset = seek * mel_cfg.seconds_per_frame
-            prompt = st.prompt(self.all_tokens[self.prompt_from:], self._language(), opts.task,
-                               timestamps=not opts.extra.get("without_timestamps", False))
-            result = ex.decode_window(enc, prompt, opts, self.cancel)
-            if is_silence(result, opts):
-                seek += frames
-            else:
-                drafts, advance = split_window(result.tokens, st, offset, frames, stride)
-                seek += advance
-                self._emit(drafts, result, enc)
-                if not opts.condition_on_previous_text or result.temperature > 0.5:
-                    self.prompt_from = len(self.all_tokens)
+            result = ex.decode_window(enc, self.prompt(), opts, self.cancel, seed_from=feature_key(mel))
+            seek += self.take(result, enc, seek * mel_cfg.seconds_per_frame, frames)
             self._progress(seek * mel_cfg.seconds_per_frame)
             if windows.exhausted and seek * mel_cfg.hop >= windows.samples_seen:
                 break
@@ -117,6 +108,32 @@ class Longform:
             self.transcript.duration = max(self.transcript.duration, windows.samples_seen / mel_cfg.sample_rate)
         if self.on_progress is not None:
             self.on_progress(Progress(self.transcript.duration, self.transcript.duration, "s"))
+
+    def prompt(self) -> list[int]:
+        """The decoder prompt of the next window: the text so far (since the last reset), then SOT."""
+        return self.ex.tokens.prompt(self.all_tokens[self.prompt_from:], self._language(), self.options.task,
+                                     timestamps=not self.options.extra.get("without_timestamps", False))
+
+    def take(self, result: DecodeResult, enc, offset: float, frames: int) -> int:
+        """Apply one decoded window that starts at ``offset`` seconds and holds ``frames`` frames of
+        audio: emit its segments and update the prompt; returns how many frames to seek."""
+        if is_silence(result, self.options):
+            return frames
+        stride = self.ex.runtime.n_frames // self.ex.runtime.n_audio_ctx
+        drafts, advance = split_window(result.tokens, self.ex.tokens, offset, frames, stride)
+        self._emit(drafts, result, enc)
+        if not self.options.condition_on_previous_text or result.temperature > 0.5:
+            self.prompt_from = len(self.all_tokens)
+        return advance
+
+    def adopt(self, segments: list[Segment]) -> None:
+        """Append segments decoded elsewhere (a batched window) in order, as if emitted here."""
+        for seg in segments:
+            seg.id = len(self.transcript.segments)
+            self.transcript.segments.append(seg)
+            self.all_tokens.extend(seg.tokens)
+            if self.on_segment is not None:
+                self.on_segment(seg)
 
     def _language(self) -> str | None:
         return self.transcript.language if self.ex.tokens.is_multilingual else None
@@ -141,11 +158,7 @@ class Longform:
             self.ex.add_word_timestamps(fresh, enc, self.options, self._language())
         if self.timeline is not None:
             fresh = self.timeline.remap(fresh)
-        for seg in fresh:
-            self.transcript.segments.append(seg)
-            self.all_tokens.extend(seg.tokens)
-            if self.on_segment is not None:
-                self.on_segment(seg)
+        self.adopt(fresh)
 
     def _progress(self, seconds: float) -> None:
         if self.on_progress is None:

@@ -7,6 +7,12 @@ from dataclasses import dataclass, field
 from ..core.errors import InvalidParameterError
 
 
+# Windows decoded together by the front-ends (CLI, app, API) unless the user picks another number:
+# the fastest at equal WER on a 2-core CPU (bench/transcribe.py; README "Benchmarks").  Files
+# shorter than 30 s get exactly the sequential text at any batch size.
+DEFAULT_BATCH_WINDOWS = 8
+
+
 @dataclass
 class TranscribeOptions:
     language: str | None = None          # None = detect (multilingual models); "en" for .en models
@@ -21,7 +27,9 @@ class TranscribeOptions:
     no_speech_threshold: float = 0.6
     compression_ratio_threshold: float = 2.4
     log_prob_threshold: float = -1.0
-    batch_windows: int = 1               # >1: decode several 30 s windows of one file together
+    repetition_threshold: int | None = 3  # an n-gram of words this many times in a row (1 word: once more)
+                                          # is a loop: retry hotter; None = off
+    batch_windows: int = 1               # >1: decode several 30 s windows (of one file or many) together
     extra: dict = field(default_factory=dict)
 
     def validate(self) -> "TranscribeOptions":
@@ -31,6 +39,8 @@ class TranscribeOptions:
             raise InvalidParameterError("beam_size must be at least 1", "use 1 for greedy decoding")
         if not self.temperatures:
             raise InvalidParameterError("temperatures must not be empty", "use (0.0,) for no fallback")
+        if self.repetition_threshold is not None and self.repetition_threshold < 2:
+            raise InvalidParameterError("repetition_threshold must be at least 2", "use None to turn the check off")
         if self.batch_windows < 1:
             raise InvalidParameterError("batch_windows must be at least 1", "use 1 for sequential decoding")
         return self

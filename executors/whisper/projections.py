@@ -14,22 +14,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .int8_linear import RowInt8Linear
+
 Projection = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _int8_packed(module):
-    """The fbgemm/oneDNN packed weight of a dynamic int8 linear, else None."""
-    params = getattr(getattr(module, "_packed_params", None), "_packed_params", None)
-    return params if params is not None and module._packed_params.dtype == torch.qint8 else None
-
-
 def direct(module: nn.Module) -> Projection:
-    """``module(x)`` without the module machinery, for float and dynamic int8 linears."""
+    """``module(x)`` without the module machinery, for float and ``RowInt8Linear`` layers."""
     module = getattr(module, "qlinear", module)  # quantize.Int8Head wraps the vocabulary projection
-    packed = _int8_packed(module)
-    if packed is not None:
-        linear_dynamic = torch.ops.quantized.linear_dynamic.default
-        return lambda x: linear_dynamic(x, packed, True)  # reduce_range=True, as the module passes it
+    if isinstance(module, RowInt8Linear):
+        return module.forward
     if type(module) is nn.Linear:
         weight, bias = module.weight, module.bias
         return lambda x: F.linear(x, weight, bias)
@@ -38,8 +32,8 @@ def direct(module: nn.Module) -> Projection:
 
 def fused(parts: list[nn.Module]) -> Projection:
     """One projection whose output is the outputs of ``parts`` (same input) side by side."""
-    if all(_int8_packed(p) is not None for p in parts):
-        return _fused_int8(parts)
+    if all(isinstance(p, RowInt8Linear) for p in parts):
+        return RowInt8Linear.concat(parts).forward
     if all(type(p) is nn.Linear for p in parts):
         return _fused_float(parts)
     calls = [direct(p) for p in parts]
@@ -48,20 +42,6 @@ def fused(parts: list[nn.Module]) -> Projection:
 
 def _bias_or_zeros(bias: torch.Tensor | None, rows: int, like: torch.Tensor) -> torch.Tensor:
     return bias.detach() if bias is not None else torch.zeros(rows, dtype=like.dtype, device=like.device)
-
-
-def _fused_int8(parts: list[nn.Module]) -> Projection:
-    # Each part keeps its own per-tensor scale as the per-channel scales of its rows, so the fused
-    # kernel computes exactly what the separate ones did.  The packed copy costs 1 byte per weight.
-    weights = [p.weight() for p in parts]
-    ints = torch.cat([w.int_repr() for w in weights])
-    scales = torch.cat([torch.full((w.shape[0],), w.q_scale(), dtype=torch.double) for w in weights])
-    zeros = torch.cat([torch.full((w.shape[0],), w.q_zero_point(), dtype=torch.long) for w in weights])
-    bias = torch.cat([_bias_or_zeros(p.bias(), w.shape[0], torch.empty(0)) for p, w in zip(parts, weights)])
-    packed = torch.ops.quantized.linear_prepack(torch._make_per_channel_quantized_tensor(ints, scales, zeros, 0),
-                                                bias)
-    linear_dynamic = torch.ops.quantized.linear_dynamic.default
-    return lambda x: linear_dynamic(x, packed, True)
 
 
 @torch.no_grad()

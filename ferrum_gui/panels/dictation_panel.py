@@ -1,12 +1,11 @@
 """Dictation panel: pick an input, watch the level, start/stop (button, Ctrl+D, or hold to talk);
 committed text in the normal colour with the tentative tail greyed after it; latency per
-utterance; copy, clear, and save the session (FLAC + transcript) into the transcript history."""
+utterance; copy, clear, and save the sessions shown (each its own FLAC + transcript) into the
+transcript history. Clearing forgets unsaved sessions and their recordings."""
 
 from __future__ import annotations
 
 import html
-import time
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QPalette, QShortcut
@@ -43,8 +42,7 @@ class DictationPanel(QWidget):
         self.tentative = ""
         self.latencies: list[float] = []
         self.utterances: list[tuple[float, float, str]] = []
-        self.record_path: Path | None = None
-        self._duration = 0.0
+        self.sessions: list = []    # DictationSession of each run shown since the last Clear
         self._held = False
 
         self.device = QComboBox()
@@ -82,7 +80,7 @@ class DictationPanel(QWidget):
         self.clear_button = QPushButton("Clear")
         self.clear_button.clicked.connect(self.clear)
         self.save_button = QPushButton("Save to history")
-        self.save_button.setToolTip("Keep this session's audio (FLAC) and transcript in the transcript history")
+        self.save_button.setToolTip("Keep each session's audio (FLAC) and transcript in the transcript history")
         self.save_button.clicked.connect(lambda: self._tasks.spawn(self.save(), "saving the dictation"))
         bottom = QHBoxLayout()
         bottom.addWidget(self.latency_label, 1)
@@ -166,7 +164,6 @@ class DictationPanel(QWidget):
             self.stop()
 
     async def _session(self, source) -> None:
-        from executors.core.paths import data_dir
         from executors.dictation import DictationOptions, MicrophoneSource
 
         try:
@@ -176,18 +173,17 @@ class DictationPanel(QWidget):
                 if self.device.count() == 0:
                     raise_no_device()
                 source = MicrophoneSource(self.device.currentData())
-            folder = data_dir() / "dictation"
-            folder.mkdir(parents=True, exist_ok=True)
-            self.record_path = folder / f"dictation-{time.strftime('%Y%m%d-%H%M%S')}.flac"
-            self._duration = 0.0
             if self.state == "stopping":
                 return
             self._set_state("listening")
             self.show_message(f"Listening on {source.name}…")
-            summary = await self.host.dictate(source, DictationOptions(record_path=self.record_path), self.on_event)
-            self._duration += summary.audio_seconds
+            session = await self.host.dictate(source, DictationOptions(), self.on_event)  # recorded by the engine
+            self.sessions.append(session)
+            summary = session.summary
             self.show_message(f"Stopped: {summary.utterances} utterance(s), {summary.audio_seconds:.1f} s of audio.")
         except FerrumError as exc:
+            if getattr(exc, "session", None) is not None:
+                self.sessions.append(exc.session)
             self.show_message(str(exc))
             raise
         finally:
@@ -253,22 +249,29 @@ class DictationPanel(QWidget):
     def copy_all(self) -> None:
         QGuiApplication.clipboard().setText(self.committed_text(with_breaks=True).strip())
 
+    def unsaved_sessions(self) -> list:
+        return [s for s in self.sessions if s.record_id is None and s.utterances]
+
     def clear(self) -> None:
+        """Clear the text; sessions not saved by now are forgotten with their recordings."""
+        unsaved = [s.id for s in self.sessions if s.record_id is None]
+        if unsaved:
+            self._tasks.spawn(self.host.discard_dictation(unsaved), "discarding the dictation")
         self.committed, self.tentative, self.latencies, self.utterances = [], "", [], []
+        self.sessions = []
         self.latency_label.setText("Latency: –")
         self._render()
 
-    async def save(self) -> int | None:
-        from executors.dictation import session_transcript
-
-        if not self.utterances:
+    async def save(self) -> list[int]:
+        """Save every unsaved session shown, each as its own history record with its own recording."""
+        pending = self.unsaved_sessions()
+        if not pending:
             self.show_message("Nothing to save yet: dictate something first.")
-            return None
-        model = getattr(self.host.whisper, "model_id", "")
-        transcript = session_transcript(self.utterances, self._duration, model_id=model)
-        record_id = await self.host.save_dictation(self.record_path, transcript)
-        self.show_message("Saved to the transcript history.")
-        return record_id
+            return []
+        record_ids = await self.host.save_dictation([s.id for s in pending])
+        self.show_message(f"Saved {len(record_ids)} session(s) to the transcript history.")
+        self._update_buttons()
+        return record_ids
 
     # ---- state ------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
@@ -285,7 +288,7 @@ class DictationPanel(QWidget):
         self.start_button.setChecked(running)
         self.start_button.setText("Stop" if running else "Start")
         self.device.setEnabled(not running)
-        self.save_button.setEnabled(not running and bool(self.utterances))
+        self.save_button.setEnabled(not running and bool(self.unsaved_sessions()))
         self.copy_button.setEnabled(bool(self.committed))
 
     def add_option(self, widget: QWidget) -> None:

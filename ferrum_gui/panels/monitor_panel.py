@@ -77,7 +77,7 @@ class ExecutorCard(QGroupBox):
         self.busy.setTextVisible(False)
         self.busy.hide()
         self.table = KeyValueTable("Loading the model… its status appears here once it is ready.",
-                                   per_row=2, fit_rows=9)
+                                   per_row=2, fit_rows=11)
         top = QHBoxLayout()
         top.addWidget(self.state_label, 1)
         top.addWidget(self.busy)
@@ -112,9 +112,13 @@ class ExecutorCard(QGroupBox):
             ("Decode operations", f"{status.decode_operations:,}"),
             ("Avg prefill", f"{status.avg_prefill_time_ms:.1f} ms"),
             ("Avg decode", f"{status.avg_decode_time_ms:.1f} ms"),
-            ("Memory in use", f"{format_bytes(mem.used_bytes)} ({mem.utilization_percent:.1f} %)"),
-            ("Allocated (weights)", format_bytes(mem.allocated_bytes)),
-            ("Peak memory", format_bytes(mem.peak_bytes)),
+            # this model's own memory (the process's is the "Process memory" plot)
+            ("Model memory", f"{format_bytes(mem.allocated_bytes)} ({mem.utilization_percent:.1f} % of device)"),
+            ("In use", format_bytes(mem.used_bytes)),
+            ("Weights", format_bytes(mem.parameter_bytes)),
+            ("Caches", format_bytes(mem.cache_bytes)),
+            ("KV cache", format_bytes(mem.kv_bytes)),
+            ("Peak", format_bytes(mem.peak_bytes)),
             ("Last operation", last),
         ]
         self.table.set_pairs(pairs)

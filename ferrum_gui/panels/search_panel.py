@@ -29,15 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from executors.core.errors import Cancelled, FerrumError
-from executors.transcripts.history import RecordStatus
+from executors.service import FILES, TRANSCRIPTS
 
 from .. import theme
 from ..widgets.actions import panel_action
 from ..widgets.result_list import ResultList, transcript_record_id
 from ..widgets.tasks import TaskSet
 
-FILES_COLLECTION = "default"
-TRANSCRIPTS_COLLECTION = "transcripts"
+FILES_COLLECTION = FILES
+TRANSCRIPTS_COLLECTION = TRANSCRIPTS
 TRANSCRIPTS_SOURCE = "transcripts"      # the pseudo-source standing for the whole history
 SEARCH_DELAY_MS = 250
 SCOPES = [("Everything", None), ("Files", FILES_COLLECTION), ("Transcripts", TRANSCRIPTS_COLLECTION)]
@@ -269,21 +269,19 @@ class SearchPanel(QWidget):
     async def _index_transcripts(self) -> tuple[str, str]:
         if self.is_indexing():
             return "busy", "Indexing is already running; wait for it or cancel it."
-        self._set_indexing(True, "transcripts")
+        job_id = f"index-panel-{next(_index_jobs)}"
+        self._set_indexing(True, job_id)
+        self.index_status.setText("Indexing the transcripts…")
         try:
-            entries = [e for e in await self.host.list_history()
-                       if e.segment_count and e.status is not RecordStatus.RUNNING]
-            for i, entry in enumerate(entries):
-                if self._index_cancelled:
-                    return "cancelled", f"Indexing cancelled after {i} of {len(entries)} transcript(s)."
-                self.index_status.setText(f"Indexing transcript {i + 1} of {len(entries)}: {entry.name}")
-                self.index_progress.setValue(100 * i // max(1, len(entries)))
-                await self.host.index_transcript(entry.id)
+            report = await self.host.index_transcripts(job_id=job_id)
+        except Cancelled:
+            return "cancelled", "Indexing cancelled; transcripts finished before that stay searchable."
         except FerrumError:
             return "failed", "Indexing the transcripts failed; see the notification for details."
         finally:
             self._set_indexing(False)
-        return "done", f"{len(entries)} transcript(s) are searchable."
+        count = report.files_added + report.files_updated + report.files_skipped
+        return "done", f"{count} transcript(s) are searchable."
 
     def _finish(self, outcome: str, message: str) -> str:
         self.index_status.setText(message)
@@ -297,8 +295,7 @@ class SearchPanel(QWidget):
         if self._index_job is None:
             return
         self._index_cancelled = True
-        if self._index_job != "transcripts":
-            self.host.cancel(self._index_job)
+        self.host.cancel(self._index_job)
         self.index_status.setText("Cancelling…")
 
     def _set_indexing(self, running: bool, job_id: str | None = None) -> None:
@@ -315,7 +312,7 @@ class SearchPanel(QWidget):
         if job_id == self._index_job and progress.unit != "chunks":
             self.index_progress.setValue(round(100 * progress.fraction))
             name = Path(progress.message).name if progress.message else ""
-            self.index_status.setText(f"Indexing {name} ({progress.done:.0f} of {progress.total:.0f} files)")
+            self.index_status.setText(f"Indexing {name} ({progress.done:.0f} of {progress.total:.0f} {progress.unit})")
 
     def _on_model_state(self, name: str, state: str, message: str) -> None:
         if name == "embedding" and state in ("loading", "reloading", "error"):
@@ -362,7 +359,7 @@ class SearchPanel(QWidget):
 
     def shutdown(self) -> None:
         self._debounce.stop()
-        if self._index_job not in (None, "transcripts"):
+        if self._index_job is not None:
             self.host.cancel(self._index_job)
         self._tasks.cancel_all()
 

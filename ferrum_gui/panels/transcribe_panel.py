@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from executors.core.errors import InvalidParameterError
+from executors.transcripts.exporters import FORMATS, export_format
 from executors.transcripts.results import Segment, Transcript
 
 from ..widgets.actions import panel_action
@@ -32,8 +35,7 @@ from .transcribe_queue import TranscriptionQueue
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
-EXPORT_FORMATS = {"txt": "Plain text (*.txt)", "srt": "SubRip subtitles (*.srt)",
-                  "vtt": "WebVTT subtitles (*.vtt)", "json": "JSON with segments (*.json)"}
+EXPORT_FORMATS = {name: fmt.file_filter for name, fmt in FORMATS.items()}  # the save dialog's filters
 
 
 class TranscribePanel(QWidget):
@@ -167,7 +169,8 @@ class TranscribePanel(QWidget):
 
     def enqueue(self, paths) -> list[str]:
         """Queue files for transcription with the current options; returns their job ids."""
-        return self.queue.enqueue(paths, self.options_bar.options())
+        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
+        return self.queue.enqueue(paths, options)
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
@@ -225,7 +228,9 @@ class TranscribePanel(QWidget):
                 "error": f"The speech model is not available: {message}"}.get(state, "")
         self.status.setText(text)
         if state == "ready":
-            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model)
+            loaded = self.host.model("whisper")
+            self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model,
+                                        loaded.multilingual if loaded is not None else None)
 
     async def _switch_model(self, ref: str) -> None:
         if ref == self.host.settings.whisper_model:
@@ -324,9 +329,7 @@ class TranscribePanel(QWidget):
         if transcript is None:
             raise InvalidParameterError("There is no transcript to export", "open or transcribe a file first")
         path = Path(path)
-        fmt = (fmt or path.suffix.lstrip(".") or "txt").lower()
-        if fmt not in EXPORT_FORMATS:
-            raise InvalidParameterError(f"Cannot export as '{fmt}'", "use .txt, .srt, .vtt or .json")
+        fmt = export_format(fmt, path).name
         if path.suffix.lower() != f".{fmt}":
             path = path.with_name(path.name + f".{fmt}")
         written = await self.host.export(transcript, path, fmt)

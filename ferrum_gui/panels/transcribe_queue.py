@@ -1,7 +1,8 @@
-"""The transcription queue behind the Transcribe panel: files run one at a time through the host.
+"""The Transcribe panel's view of its jobs on the engine service's Whisper queue.
 
-It keeps what each job produced (segments, history record) and reports every change as a signal;
-the panel turns those into rows, progress bars and the live transcript.
+Files are queued on the service at once (they run one at a time, in order); this object keeps what
+each job produced (segments, history record) and reports every change as a signal; the panel turns
+those into rows, progress bars and the live transcript.
 """
 
 from __future__ import annotations
@@ -32,9 +33,8 @@ class TranscriptionQueue(QObject):
         super().__init__(parent)
         self.host = host
         self._tasks = TaskSet(host.failure.emit)
-        self._waiting: list[tuple[str, Path, TranscribeOptions]] = []
+        self._pending: set[str] = set()         # queued or running, not ended
         self._running: str | None = None
-        self._draining = False
         self._paths: dict[str, Path] = {}
         self._segments: dict[str, list] = {}
         self._records: dict[str, int] = {}
@@ -49,7 +49,7 @@ class TranscriptionQueue(QObject):
         return self._running
 
     def is_busy(self) -> bool:
-        return self._draining
+        return bool(self._pending)
 
     def path(self, job_id: str) -> Path:
         return self._paths[job_id]
@@ -67,61 +67,51 @@ class TranscriptionQueue(QObject):
         for p in paths:
             job_id = f"tx-{next(_job_numbers)}"
             self._paths[job_id] = Path(p)
-            self._waiting.append((job_id, Path(p), options))
+            self._pending.add(job_id)
             self.jobQueued.emit(job_id, Path(p))
+            queued = self.host.transcribe(Path(p), options, job_id=job_id)  # in the service's queue now
+            self._tasks.spawn(self._run(job_id, queued), "running the transcription queue")
             ids.append(job_id)
-        if ids and not self._draining:
-            self._draining = True
-            self._tasks.spawn(self._drain(), "running the transcription queue")
         return ids
 
     def cancel(self, job_id: str) -> bool:
-        """Drop a waiting job, or ask the host to stop the running one; False if already over."""
-        waiting = [w for w in self._waiting if w[0] == job_id]
-        if waiting:
-            self._waiting.remove(waiting[0])
-            self.jobEnded.emit(job_id, JobState.CANCELLED.value, "cancelled before it started")
-            return True
-        if job_id == self._running:
-            return self.host.cancel(job_id)
-        return False
+        """Stop a queued or running job; False if it is already over."""
+        return job_id in self._pending and self.host.cancel(job_id)
 
     def shutdown(self) -> None:
-        self._waiting.clear()
-        if self._running is not None:
-            self.host.cancel(self._running)
+        for job_id in list(self._pending):
+            self.host.cancel(job_id)
         self._tasks.cancel_all()
 
     # --- running -------------------------------------------------------------------------
 
-    async def _drain(self) -> None:
+    async def _run(self, job_id: str, queued) -> None:
         try:
-            while self._waiting:
-                await self._run(*self._waiting.pop(0))
-        finally:
-            self._draining = False
-
-    async def _run(self, job_id: str, path: Path, options: TranscribeOptions) -> None:
-        self._running = job_id
-        self._segments[job_id] = []
-        self.jobRunning.emit(job_id, path)
-        try:
-            await self.host.transcribe(path, options, job_id=job_id)
+            await queued
         except Cancelled:
-            state, message = JobState.CANCELLED, "cancelled; the segments decoded so far are kept"
+            state = JobState.CANCELLED
+            message = ("cancelled; the segments decoded so far are kept" if job_id in self._segments
+                       else "cancelled before it started")
         except FerrumError as exc:  # already shown by the host's notification path
             state, message = JobState.FAILED, str(exc)
         else:
             state, message = JobState.DONE, ""
         finally:
-            self._running = None
+            self._pending.discard(job_id)
+            if self._running == job_id:
+                self._running = None
         self.jobEnded.emit(job_id, state.value, message)
 
     def _on_started(self, job_id: str, info) -> None:
+        if job_id not in self._pending:
+            return
+        self._running = job_id
+        self._segments[job_id] = []
         record_id = getattr(info, "record_id", None)
-        if job_id in self._segments and record_id is not None:
+        if record_id is not None:
             self._records[job_id] = record_id
             self.recordAssigned.emit(job_id, record_id)
+        self.jobRunning.emit(job_id, self._paths[job_id])
 
     def _on_progress(self, job_id: str, progress) -> None:
         if job_id in self._segments:

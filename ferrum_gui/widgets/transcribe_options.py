@@ -16,9 +16,6 @@ TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
 SPEAKER_COUNTS = [("auto", None)] + [(str(n), n) for n in range(2, 9)]
 
 
-def is_english_only(model_ref: str) -> bool:
-    return model_ref.lower().rstrip("/").endswith(".en")
-
 
 class TranscribeOptionsBar(QWidget):
     """``modelChosen(ref)`` when the user picks another Whisper model."""
@@ -61,22 +58,23 @@ class TranscribeOptionsBar(QWidget):
         self.set_models(models, current_model)
         self.model.activated.connect(lambda _i: self.modelChosen.emit(self.model.currentText()))
 
-    def set_models(self, models: list[str], current: str) -> None:
+    def set_models(self, models: list[str], current: str, multilingual: bool | None = None) -> None:
+        """Offer ``models`` with ``current`` chosen; ``multilingual`` is what the loaded model says of
+        itself (None while it loads: language and task wait for it)."""
         self.model.blockSignals(True)
         self.model.clear()
         self.model.addItems(list(dict.fromkeys([current, *models])))
         self.model.setCurrentText(current)
         self.model.blockSignals(False)
-        self._apply_model_limits(current)
+        self._apply_model_limits(multilingual)
 
-    def _apply_model_limits(self, model_ref: str) -> None:
-        english_only = is_english_only(model_ref)
-        if english_only:
+    def _apply_model_limits(self, multilingual: bool | None) -> None:
+        if multilingual is False:
             self.language.setCurrentIndex(self.language.findData("en"))
             self.task.setCurrentIndex(0)
-        self.language.setEnabled(not english_only)
-        self.task.setEnabled(not english_only)
-        tip = "English-only model" if english_only else ""
+        self.language.setEnabled(bool(multilingual))
+        self.task.setEnabled(bool(multilingual))
+        tip = {None: "Waiting for the speech model to load", False: "English-only model"}.get(multilingual, "")
         self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
         self.task.setToolTip(tip or "Translate speech in any language into English text")
 

@@ -4,10 +4,15 @@ microphone the panel says so."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from tests.audio_fixtures import DEV_CLIP, read_reference
+import pytest
+import soundfile as sf
+
+from tests.audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
 from tests.speech_eval import corpus_wer
+
+SHORT_CLIP = SPEECH_DIR / "pocketsphinx" / "goforward.flac"
 
 
 @pytest.fixture
@@ -46,14 +51,43 @@ def test_file_session_shows_tentative_then_committed_text(panel, wait_until, run
     assert "Latency: last" in panel.latency_label.text()
     assert panel.save_button.isEnabled()
 
-    record_id = run_async(panel.save())
+    [record_id] = run_async(panel.save())
     record = run_async(host.load_history(record_id))
     assert record.kind == "dictation"
     assert record.transcript.text.split() == text.split()
-    assert panel.record_path.is_file() and panel.record_path.suffix == ".flac"
+    assert Path(record.audio_path).is_file() and record.audio_path.endswith(".flac")
+    assert not panel.save_button.isEnabled()  # nothing left unsaved
 
     panel.clear()
     assert panel.committed_text() == "" and panel.view.toPlainText() == ""
+
+
+def test_save_after_several_sessions_keeps_each_sessions_audio(panel, wait_until, run_async, host):
+    """Regression (issue 12, bug 3): every session is its own record with its own recording, and a
+    session cleared unsaved takes its recording with it."""
+    clips = [SHORT_CLIP, DEV_CLIP]
+    for clip in clips:
+        panel.start_file(clip, speed=0)
+        wait_until(lambda: panel.state == "listening", timeout=120)
+        wait_until(lambda: panel.state == "idle", timeout=300)
+    first, second = panel.sessions
+    assert first.text and second.text and first.audio_path != second.audio_path
+
+    record_ids = run_async(panel.save())
+    assert len(record_ids) == 2
+    for record_id, session, clip in zip(record_ids, (first, second), clips):
+        record = run_async(host.load_history(record_id))
+        assert record.transcript.text.split() == session.text.split()
+        assert abs(sf.info(record.audio_path).duration - sf.info(str(clip)).duration) < 0.1
+
+    panel.start_file(SHORT_CLIP, speed=0)
+    wait_until(lambda: panel.state == "listening", timeout=120)
+    wait_until(lambda: panel.state == "idle", timeout=300)
+    unsaved = panel.sessions[-1].audio_path
+    assert unsaved.is_file()
+    panel.clear()
+    wait_until(lambda: not unsaved.exists(), timeout=30)
+    assert all(Path(run_async(host.load_history(r)).audio_path).is_file() for r in record_ids)  # saved ones stay
 
 
 def test_no_microphone_is_a_clear_message(panel, host, wait_until, monkeypatch, listen):

@@ -52,6 +52,27 @@ def test_capabilities_cache_table_and_plots(main_window, host, run_async):
     assert len(xs) > 0 and max(ys) > 10 and max(xs) <= 0
 
 
+def test_memory_cards_show_each_models_own_memory(main_window, host, run_async):
+    """Each card shows its model's weights, caches and KV, not the process's memory twice."""
+    from ferrum_gui.panels.monitor_panel import format_bytes
+
+    monitor = main_window.show_panel("monitor")
+    run_async(host.ready("whisper"), timeout=300)
+    run_async(host.ready("embedding"), timeout=300)
+    run_async(_next_poll(host), timeout=10)
+    shown = {}
+    for name in ("whisper", "embedding"):
+        mem = host.model(name).executor.status().memory_usage
+        assert monitor.value(name, "Weights") == format_bytes(mem.parameter_bytes)
+        assert monitor.value(name, "KV cache") == format_bytes(mem.kv_bytes)
+        assert monitor.value(name, "Model memory").endswith("% of device)")
+        shown[name] = (monitor.value(name, "Weights"), monitor.value(name, "Model memory"))
+    assert shown["whisper"][0] != shown["embedding"][0] and shown["whisper"][1] != shown["embedding"][1]
+    process_mib = monitor.plots.buffers["memory_mb"].xy()[1][-1]
+    both = sum(host.model(n).executor.status().memory_usage.allocated_bytes for n in ("whisper", "embedding"))
+    assert process_mib * 2**20 > both  # the plot is the whole process, more than the two models
+
+
 async def _next_poll(host):
     import asyncio
 

@@ -14,10 +14,36 @@ from ferrum_gui.settings import HostSettings
 def test_host_settings_round_trip_through_an_ini_file(tmp_path):
     path = str(tmp_path / "settings.ini")
     chosen = HostSettings(device="cpu", dtype="float32", threads=3, whisper_model="/models/ct2-small",
-                          embedding_model="/models/e5", auto_index_transcripts=False)
+                          embedding_model="/models/e5", auto_index_transcripts=False, batch_size=3)
     chosen.save(QSettings(path, QSettings.Format.IniFormat))
     assert HostSettings.load(QSettings(path, QSettings.Format.IniFormat)) == chosen
     assert HostSettings.load(QSettings(str(tmp_path / "empty.ini"), QSettings.Format.IniFormat)) == HostSettings()
+
+
+def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, host, run_async):
+    """The batch size is saved, reloads no model, and the Transcribe panel's jobs carry it."""
+    original = host.settings
+    dialog = main_window.show_preferences()
+    page = dialog.page(ModelsPage)
+    assert page.batch_size.value() == original.batch_size == 8
+    page.batch_size.setValue(3)
+    try:
+        assert run_async(dialog.apply()[dialog.pages.index(page)], timeout=300) == []
+        dialog.close()
+        saved = HostSettings.load(QSettings(main_window.qsettings.fileName(), QSettings.Format.IniFormat))
+        assert saved.batch_size == 3 == host.settings.batch_size
+        panel = main_window.show_panel("transcribe")
+        queued = []
+        original_enqueue = panel.queue.enqueue
+        panel.queue.enqueue = lambda paths, options: queued.append(options) or []
+        try:
+            panel.enqueue([Path("clip.flac")])
+        finally:
+            panel.queue.enqueue = original_enqueue
+        assert [o.batch_windows for o in queued] == [3]
+    finally:
+        run_async(host.reload(original), timeout=300)
+    assert host.settings == original
 
 
 def test_models_to_reload():

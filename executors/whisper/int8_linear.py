@@ -1,0 +1,89 @@
+"""``RowInt8Linear``: int8 weights per output channel, activations quantised per row, on fbgemm.
+
+torch's dynamic int8 linear (``quantized::linear_dynamic``) quantises its whole input with one
+scale: a 30 s window's 1,500 encoder rows share the range of the loudest one, and a batch of
+decoder rows shares one range, so a row's result depends on which rows it is batched with.  This
+layer keeps fbgemm's int8 GEMM but gives every row its own range, as CTranslate2 does:
+
+    x = c + a * u          per row: c = (max + min) / 2, a = (max - min) / 2, so u is in [-1, 1]
+    W x + b = a * (W u) + c * (W 1) + b
+
+``u`` goes to the kernel together with one calibration row whose range (a little wider than
+[-1, 1]) fixes the kernel's per-tensor range to the same constant for every call, 1/62.5 per step
+with zero point 63, so each row is quantised with 125 steps over its own [min, max] whatever else
+is in the batch.  The result of a row therefore does not depend on the batch (bit for bit), which is what
+makes batched decoding give the same text as decoding one window at a time.
+
+Weights: symmetric int8, one scale per output row (``max |w_row| / 127``).  The kernel's 7-bit
+activation range (``reduce_range``) keeps AVX2's 16-bit pair sums from saturating.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..core.int8 import quantize_rows
+
+# The calibration row's range: scale 1/62.5 and zero point 63 on the kernel's 0..127 grid, a little
+# wider than [-1, 1] so that rounding in (x - c) / a never moves the range.
+_CALIBRATION = (-63.0 / 62.5, 64.0 / 62.5)
+
+
+class RowInt8Linear(nn.Module):
+    def __init__(self, weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        out_features, in_features = weight_int8.shape
+        self.in_features, self.out_features = in_features, out_features
+        self.register_buffer("weight_int8", weight_int8.contiguous(), persistent=True)
+        self.register_buffer("scales", scales.float().contiguous(), persistent=True)
+        zeros = torch.zeros(out_features, dtype=torch.float32)
+        self.register_buffer("bias", (bias.detach().float() if bias is not None else zeros).contiguous())
+        # W 1 per output row, from the int8 weights the kernel actually uses
+        self.register_buffer("row_sums", weight_int8.sum(dim=1, dtype=torch.int32).float() * self.scales)
+        self._pack()
+
+    def _pack(self) -> None:
+        qweight = torch._make_per_channel_quantized_tensor(
+            self.weight_int8, self.scales.double(), torch.zeros(self.out_features, dtype=torch.long), 0)
+        self._packed = torch.ops.quantized.linear_prepack(qweight, None)
+        calibration = torch.zeros(self.in_features)
+        calibration[0], calibration[-1] = _CALIBRATION
+        self._calibration = calibration
+
+    @classmethod
+    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:
+        """Symmetric per-row int8 of a float weight [out, in]."""
+        return cls(*quantize_rows(weight), bias)
+
+    @classmethod
+    def from_linear(cls, linear: nn.Linear) -> RowInt8Linear:
+        return cls.quantize(linear.weight, linear.bias)
+
+    @classmethod
+    def concat(cls, parts: list[RowInt8Linear]) -> RowInt8Linear:
+        """One layer computing ``parts`` (same input) side by side, exactly as they do one by one."""
+        return cls(torch.cat([p.weight_int8 for p in parts]), torch.cat([p.scales for p in parts]),
+                   torch.cat([p.bias for p in parts]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        rows = x.reshape(-1, self.in_features)
+        m = rows.shape[0]
+        low, high = torch.aminmax(rows, dim=1, keepdim=True)
+        half = ((high - low) * 0.5).clamp_min_(1e-12)
+        centre = (high + low) * 0.5
+        inverse = half.reciprocal()
+        unit = torch.empty(m + 1, self.in_features, dtype=rows.dtype)
+        torch.addcmul(-centre * inverse, rows, inverse, out=unit[:m])       # (x - c) / a, in [-1, 1]
+        unit[m] = self._calibration
+        out = torch.ops.quantized.linear_dynamic(unit, self._packed, True)[:m]
+        out = torch.addcmul(torch.addmm(self.bias, centre, self.row_sums[None, :]), half, out)
+        return out.reshape(*shape[:-1], self.out_features)
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self._pack()
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, int8 per-row weights and inputs"

@@ -1,0 +1,93 @@
+"""The default CPU int8 path: per-channel weights, per-row activations, results independent of the batch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from executors.whisper.int8_linear import RowInt8Linear
+from executors.whisper.quantize import DEFAULT_GROUPS, GROUPS, layer_group, quantize_int8, quantized_layers
+
+
+def test_every_linear_of_the_default_groups_is_int8_per_output_channel(whisper_tiny_int8):
+    layers = quantized_layers(whisper_tiny_int8.model)
+    model = whisper_tiny_int8.model
+    depth = model.config.encoder_layers
+    float_linears = [n for n, m in model.named_modules() if type(m) is nn.Linear]
+    assert float_linears == [f"model.encoder.layers.{depth - 1}.fc2"]   # kept float by measurement
+    assert layer_group(float_linears[0], depth) not in DEFAULT_GROUPS
+    groups = {layer_group(name, depth) for name in layers}
+    assert groups == set(DEFAULT_GROUPS)
+    assert len(layers) == 4 * 6 - 1 + 4 * 10 + 1  # tiny: 4 encoder layers x 6, 4 decoder layers x 10, the head
+    for name, layer in layers.items():
+        assert layer.scales.shape == (layer.out_features,), name
+        # symmetric per row: every row's largest weight maps to +-127 (a per-tensor scale would leave
+        # all but the largest row short of it)
+        row_max = layer.weight_int8.abs().amax(dim=1)
+        assert bool((row_max == 127).all()), name
+    head = model.proj_out
+    assert isinstance(head.qlinear, RowInt8Linear) and head.qlinear.out_features == head.weight.shape[0] == 51864
+
+
+def test_int8_head_keeps_the_float_embedding(whisper_tiny_int8):
+    model = whisper_tiny_int8.model
+    assert model.proj_out.weight.dtype == torch.float32
+    assert model.proj_out.weight.data_ptr() == model.model.decoder.embed_tokens.weight.data_ptr()
+
+
+def test_rows_do_not_depend_on_the_batch():
+    torch.manual_seed(0)
+    linear = nn.Linear(384, 1536)
+    layer = RowInt8Linear.from_linear(linear)
+    rows = torch.randn(9, 1, 384) * torch.linspace(0.05, 20, 9)[:, None, None] + torch.linspace(-3, 3, 9)[:, None, None]
+    together = layer(rows)
+    alone = torch.cat([layer(rows[i:i + 1]) for i in range(len(rows))])
+    assert torch.equal(together, alone)
+    reference = linear(rows)
+    relative = ((together - reference).norm(dim=-1) / reference.norm(dim=-1)).max()
+    assert relative < 0.03, float(relative)
+
+
+def test_per_row_activations_beat_one_range_for_the_whole_input():
+    """Rows of very different size (as in an encoder window): per-row ranges keep the small rows."""
+    torch.manual_seed(1)
+    linear = nn.Linear(384, 384)
+    rows = torch.randn(1500, 384) * torch.logspace(-2, 1, 1500)[:, None]
+    reference = linear(rows)
+    ours = RowInt8Linear.from_linear(linear)(rows)
+    with torch.no_grad():
+        scales = linear.weight.abs().amax(dim=1).double() / 127
+        qweight = torch.quantize_per_channel(linear.weight, scales, torch.zeros(384, dtype=torch.long), 0, torch.qint8)
+        packed = torch.ops.quantized.linear_prepack(qweight, linear.bias)
+        whole = torch.ops.quantized.linear_dynamic(rows, packed, True)
+    quiet = slice(0, 300)
+    err = lambda out: float(((out[quiet] - reference[quiet]).norm() / reference[quiet].norm()))  # noqa: E731
+    assert err(ours) < 0.03
+    assert err(ours) < err(whole) / 3, (err(ours), err(whole))
+
+
+def test_fused_projection_equals_its_parts():
+    from executors.whisper.projections import fused
+
+    torch.manual_seed(2)
+    parts = [RowInt8Linear.from_linear(nn.Linear(384, 384)) for _ in range(3)]
+    x = torch.randn(3, 2, 384)
+    assert torch.equal(fused(parts)(x), torch.cat([p(x) for p in parts], dim=-1))
+
+
+def test_groups_can_be_left_in_float():
+    from types import SimpleNamespace
+
+    model = nn.Module()
+    model.config = SimpleNamespace(encoder_layers=1)
+    model.model = nn.Module()
+    model.model.encoder = nn.Sequential(nn.Linear(8, 8))
+    model.model.decoder = nn.Sequential(nn.Linear(8, 8))
+    model.model.encoder.layers = model.model.decoder.layers = []
+    quantize_int8(model, ("decoder_attention",))
+    assert isinstance(model.model.decoder[0], RowInt8Linear)
+    assert type(model.model.encoder[0]) is nn.Linear
+    with pytest.raises(Exception, match="Unknown int8 layer groups"):
+        quantize_int8(model, ("attention",))
+    assert set(DEFAULT_GROUPS) <= set(GROUPS)

@@ -1,0 +1,80 @@
+"""Breath and room noise must not come out as a repetition loop.
+
+The clips are made from dev audio: the quietest quarter of a recording's 20 ms frames (breaths,
+lip noise, the tail of words), joined and looped to 6 s and raised 18 dB. With per-tensor int8 and
+no n-gram check, tiny.en decoded the first as "Slicka lamproom! Slicka frroom! Slicka frroom! ..."
+and the second as "I'm going to go back. I'm going to go back. I'm going to go back."
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from speech_eval import SPEECH_DEV, normalize, read_audio, require_speech_dev
+
+from executors.whisper.options import TranscribeOptions
+from executors.whisper.quality import is_loop, longest_repeat
+
+CLIPS = ["pocketsphinx/forever_input_2.flac", "pocketsphinx/cards_004.flac"]
+
+
+def breath_clip(path, seconds: float = 6.0, gain: float = 8.0) -> np.ndarray:
+    audio = read_audio(path)
+    frames = audio[: len(audio) // 320 * 320].reshape(-1, 320)
+    rms = np.sqrt((frames ** 2).mean(axis=1))
+    quiet = frames[rms < np.percentile(rms, 25)].reshape(-1)
+    return (np.tile(quiet, int(np.ceil(16000 * seconds / len(quiet))))[: int(16000 * seconds)] * gain).astype(np.float32)
+
+
+@pytest.fixture(scope="module", params=CLIPS)
+def breath(request):
+    require_speech_dev()
+    return breath_clip(SPEECH_DEV / request.param)
+
+
+def _no_loop(text: str) -> None:
+    """No word more than twice, and no two-word phrase more than twice (an independent, stricter check
+    than the decoder's)."""
+    words = normalize(text).split()
+    assert not words or max(Counter(words).values()) <= 2, text
+    assert not words or max(Counter(zip(words, words[1:])).values(), default=0) <= 2, text
+
+
+@pytest.mark.parametrize("quantize", ["int8", "float32"])
+def test_breath_is_not_transcribed_as_a_loop(breath, quantize, whisper_tiny, whisper_tiny_int8):
+    ex = whisper_tiny_int8 if quantize == "int8" else whisper_tiny
+    transcript = ex.transcribe(breath, TranscribeOptions(language="en"))
+    _no_loop(transcript.text)
+    batched = ex.transcribe(breath, TranscribeOptions(language="en", batch_windows=4))
+    assert batched.text == transcript.text
+
+
+def test_loop_check_on_text():
+    repeats = TranscribeOptions().repetition_threshold
+    assert longest_repeat("Montreal. Forest. Alinder. Blue. Blue. Blue. Blue. Blue.") == (1, 5, 8)
+    assert is_loop("Montreal. Forest. Alinder. Blue. Blue. Blue. Blue. Blue.", repeats)
+    assert is_loop("I'm going to go back. I'm going to go back. I'm going to go back.", repeats)
+    assert not is_loop("I'm going to go back. I'm going to go back.", repeats)
+    assert not is_loop("No, no, no.", repeats)            # one word needs one repeat more
+    assert is_loop("No, no, no, no.", repeats)
+    assert not is_loop("Press 5 5 to repeat. Press 5 to go back.", repeats)
+    assert not is_loop("Blue. Blue. Blue. Blue. Blue.", None)
+
+
+def test_loop_check_drives_the_fallback():
+    from executors.whisper.quality import DecodeResult, is_silence, needs_fallback, pick_final
+
+    opts = TranscribeOptions()
+    loop = DecodeResult([1], "Blue. Blue. Blue. Blue. Blue. Blue.", -0.2, -2.0, 0.1, 0.0, 1.5)
+    clean = DecodeResult([1], "Blue sky.", -0.9, -3.0, 0.1, 0.2, 1.0)
+    assert needs_fallback(loop, opts) and not needs_fallback(clean, opts)
+    kept = pick_final([loop, clean], opts)
+    assert kept.text == clean.text and kept.gave_up       # likeliest that is not a loop
+    assert is_silence(loop, opts)                          # a window that is all loop holds no transcript
+    junk = DecodeResult([1], "Slid the frame, adjoint Slid the frame, oidal the frame, deport.", -2.8, -40, 0.35,
+                        1.0, 1.6)
+    assert not needs_fallback(replace(junk, avg_logprob=-0.5), opts)
+    assert not is_silence(junk, opts) and is_silence(pick_final([junk], opts), opts)
