@@ -84,8 +84,11 @@ def run_index(args) -> int:
             stop()
             bars.close()
     if report is not None:
-        print(f"{report.files_added} added, {report.files_updated} updated, {report.files_skipped} unchanged, "
-              f"{report.files_removed} removed; {report.chunks_embedded} chunks embedded in {report.seconds:.1f} s")
+        print(f"{report.counts_text()} in {report.seconds:.1f} s")
+        if report.unsupported:
+            print(f"ferrum: {report.unsupported_text()}", file=sys.stderr)
+        if report.nothing_found() and not report.errors:
+            print("ferrum: nothing to index: no file in these paths can be indexed", file=sys.stderr)
     if transcripts is not None:
         print(f"{transcripts.files_added + transcripts.files_updated + transcripts.files_skipped} transcripts "
               f"searchable; {transcripts.chunks_embedded} chunks embedded")

@@ -20,6 +20,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ferrum-gui", description="Ferrum Desktop: local speech-to-text and search")
     parser.add_argument("files", nargs="*", type=Path, help="audio or video files to transcribe")
     parser.add_argument("--panel", help="panel to open first (transcribe, search, monitor, …)")
+    parser.add_argument("--new-instance", action="store_true",
+                        help="start another window even when Ferrum Desktop is already running")
     parser.add_argument("--toggle-dictation", action="store_true",
                         help="start or stop dictation in the running app (or start the app dictating); "
                              "bind it to a desktop shortcut where the app cannot have a global one (Wayland)")
@@ -30,17 +32,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def create_application(argv: list[str]):
-    """The QApplication with our identity, icon and theme (call once per process)."""
+    """The QApplication with our identity, icon and theme (the one chosen in View → Theme)."""
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     from . import theme
+    from .window_menus import THEME_KEY
 
     app = QApplication.instance() or QApplication(argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setDesktopFileName(theme.APP_ID)
     app.setWindowIcon(theme.app_icon())
-    theme.apply_theme(app)
+    theme.apply_theme(app, str(QSettings().value(THEME_KEY, "system")))
     return app
 
 
@@ -50,24 +54,31 @@ def main(argv: list[str] | None = None) -> int:
     import qasync
     from PySide6.QtCore import QSettings, QTimer
 
+    from executors.core.logs import setup_file_logging
+
+    from .about import app_version
     from .api_server import start_api_server
     from .host import ExecutorHost
+    from .instance import SHOW, TOGGLE_DICTATION, accept_later_launches, run_command, send_to_running
     from .main_window import MainWindow
     from .settings import HostSettings
 
     app = create_application(sys.argv[:1])
-    from .instance import InstanceServer, send_to_running
-
-    if args.toggle_dictation and send_to_running("toggle-dictation"):
-        return 0  # the running app took it
+    single = not (args.new_instance or args.quit_after_show or args.quit_when_idle) or args.toggle_dictation
+    command = TOGGLE_DICTATION if args.toggle_dictation else SHOW
+    if single and send_to_running(command, args.files):  # a running app took the files and the command
+        print(f"Ferrum Desktop is already running: handed it {len(args.files)} file(s)"
+              + (" and the dictation toggle." if args.toggle_dictation else "."))
+        return 0
+    setup_file_logging(APPLICATION, app_version())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     qsettings = QSettings()
     host = ExecutorHost(HostSettings.load(qsettings))
     window = MainWindow(host, qsettings)
     window.show()
-    instance = InstanceServer(parent=window)
-    instance.commandReceived.connect(lambda command: _on_command(window, command))
+    if single:
+        accept_later_launches(window)
     if args.panel and args.panel in window.panel_keys():
         window.show_panel(args.panel)
     shown_ms = (time.perf_counter() - started) * 1000
@@ -80,15 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     def begin() -> None:
         host.start()
         start_api_server(host, qsettings)  # when turned on in Preferences → API server
-        missing = [p for p in args.files if not p.exists()]
-        for path in missing:
-            window.notifications.notify(f"{path} does not exist", "check the path you passed to ferrum-gui",
-                                        "warning")
-        window.enqueue([p for p in args.files if p.exists()])
+        window.enqueue(args.files)  # the queue says which paths do not exist
         if args.quit_when_idle:
             asyncio.ensure_future(_quit_when_idle(app, host, window))
         if args.toggle_dictation:
-            _on_command(window, "toggle-dictation")
+            run_command(window, TOGGLE_DICTATION)
 
     QTimer.singleShot(0, begin)
     quitting = asyncio.Event()
@@ -98,16 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         loop.run_until_complete(quitting.wait())
         host.close()  # jobs see their cancel token within a decoding step
     return 0
-
-
-def _on_command(window, command: str) -> None:
-    """A command from ``ferrum-gui --toggle-dictation`` (a later launch) or this launch's own flag."""
-    if window.anywhere is None:
-        return
-    if command == "toggle-dictation":
-        window.anywhere.toggle()
-    elif command == "show":
-        window.anywhere.show_window()
 
 
 async def _quit_when_idle(app, host, window) -> None:

@@ -118,14 +118,17 @@ class ExecutorHost(QObject, HostServices, HostDictation):
                 self.poll()
         elif isinstance(event, ev.JobStarted):
             self.jobStarted.emit(event.job_id, event.info)
+            self.poll(busy=WHISPER if event.info.kind == "transcribe" else EMBEDDING)  # not half a second late
         elif isinstance(event, ev.JobProgress):
             self.jobProgress.emit(event.job_id, event.progress)
         elif isinstance(event, ev.SegmentProduced):
             self.segmentProduced.emit(event.job_id, event.segment)
         elif isinstance(event, ev.JobFinished):
             self.jobFinished.emit(event.job_id, getattr(event.result, "transcript", event.result))
+            self.poll()
         elif isinstance(event, ev.JobFailed):
             self.jobFailed.emit(event.job_id, event.error)
+            self.poll()
         elif isinstance(event, ev.HistoryChanged):
             self.historyChanged.emit()
         elif isinstance(event, ev.IndexChanged):
@@ -216,6 +219,10 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         self._settings = settings
         names = self.service.apply(settings.service_settings())
         results = await asyncio.gather(*(wait(self.service.models.load(n)) for n in names), return_exceptions=True)
+        # a model that could not be loaded was refused and the working one kept: so is its setting
+        kept = self.service.settings
+        self._settings = dataclasses.replace(self._settings, whisper_model=kept.whisper_model,
+                                             embedding_model=kept.embedding_model)
         for result in results:
             if isinstance(result, BaseException):
                 raise self._report(result, "loading the new model")
@@ -232,8 +239,9 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         return await self._run(IO, available_devices)
 
     # ---- status polling ------------------------------------------------------------------
-    def poll(self) -> None:
-        """Emit status and metrics of every loaded executor (status() is thread-safe and cheap)."""
+    def poll(self, busy: str | None = None) -> None:
+        """Emit status and metrics of every loaded executor (status() is thread-safe and cheap);
+        ``busy``: the executor a job just started on (Busy even if its worker has not picked it up yet)."""
         loaded, caches = False, []
         for name in MODEL_NAMES:
             model = self.service.models.loaded(name)
@@ -242,7 +250,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
             ex = model.executor
             try:
                 status = ex.status()
-                if self.service.workers[name].active and status.state is ExecutorState.READY:
+                if (self.service.workers[name].active or name == busy) and status.state is ExecutorState.READY:
                     # between two operations of a running job the executor itself says Ready
                     status = dataclasses.replace(status, state=ExecutorState.BUSY)
                 cache = ex.cache_metrics_snapshot()

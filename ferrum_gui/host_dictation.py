@@ -40,6 +40,10 @@ class HostDictation:
         its own recording; returns the record ids."""
         return await self._io(self.service.dictation.save, session_ids, doing="saving the dictation")
 
+    def correct_dictation(self, session_id: int, utterances: list[tuple[float, float, str]]) -> None:
+        """The user's corrected text of an ended session (Save stores it, again if saved before)."""
+        self.service.dictation.correct(session_id, utterances)
+
     async def discard_dictation(self, session_ids: list[int] | None = None) -> int:
         """Forget unsaved sessions (default: all) and delete their recordings."""
         return await self._io(self.service.dictation.discard, session_ids, doing="discarding the dictation")

@@ -90,8 +90,8 @@ def cache_hit_rate(caches) -> float | None:
     return hits / total if total else None
 
 
-def play_audio(audio_path: str, start: float, end: float | None) -> None:
-    """Play a slice of a file on the default output device (runs in the I/O worker)."""
+def play_audio(audio_path: str, start: float, end: float | None) -> bool:
+    """Play a slice of a file on the default output device (runs in the I/O worker); True once it plays."""
     from executors.audio.decode import SAMPLE_RATE, load_audio
     from executors.core.errors import DeviceError
 
@@ -108,6 +108,7 @@ def play_audio(audio_path: str, start: float, end: float | None) -> None:
     except Exception as exc:  # noqa: BLE001 - PortAudioError and friends
         raise DeviceError(f"Could not play audio: {exc}",
                           "check that an audio output device is connected and not in use") from exc
+    return True
 
 
 def stop_audio() -> None:

@@ -1,4 +1,8 @@
-"""The main window: a navigation list of panels, the notification area, menus and a status bar."""
+"""The main window: a navigation list of panels, the notification area, menus and a status bar.
+
+Files and folders dropped anywhere on the window (or opened, or handed over by a second launch)
+go to the Transcribe queue; folders give their audio and video files. While files are dragged
+over the window, it shows where they will go."""
 
 from __future__ import annotations
 
@@ -7,13 +11,29 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMainWindow,
-                               QMessageBox, QProgressBar, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QProgressBar,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from executors.core.logs import log_error
+from executors.core.types import ExecutorState
 
 from . import theme
+from .about import show_about
 from .host import ExecutorHost
 from .notifications import NotificationArea
 from .panels import PANELS, PanelSpec
+from .widgets.drop_overlay import DropOverlay
+from .window_menus import build_menus
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +58,20 @@ class ModelIndicator(QWidget):
         row.setContentsMargins(4, 0, 4, 0)
         row.addWidget(self.label)
         row.addWidget(self.bar)
+        self.state, self.busy = "idle", False
         self.set_state("idle", "")
 
     def set_state(self, state: str, message: str) -> None:
+        self.state, self.busy = state, False
         self.label.setText(f"{self.title}: {_STATE_TEXT.get(state, state)}")
         self.setToolTip(message)
         self.bar.setVisible(state in ("loading", "reloading"))
+
+    def set_busy(self, busy: bool) -> None:
+        """Between "ready" and "working…" as the executor's status says (a job is running on it)."""
+        if self.state == "ready" and busy != self.busy:
+            self.busy = busy
+            self.label.setText(f"{self.title}: {'working…' if busy else 'ready'}")
 
 
 class MainWindow(QMainWindow):
@@ -55,14 +83,15 @@ class MainWindow(QMainWindow):
         self.qsettings = qsettings
         self.setWindowTitle("Ferrum Desktop")
         self.setWindowIcon(theme.app_icon())
-        self.setMinimumSize(QSize(880, 580))
         self.setAcceptDrops(True)
         self.panels: dict[str, QWidget] = {}
         self._build_body()
-        self._build_actions()
+        build_menus(self)
         self._build_status_bar()
-        host.failure.connect(self.notifications.show_error)
+        self.setMinimumSize(self.minimumSizeHint().expandedTo(QSize(880, 580)))
+        host.failure.connect(self._on_failure)
         host.modelStateChanged.connect(self._on_model_state)
+        host.statusUpdated.connect(self._on_status)
         for name in self.indicators:
             self._on_model_state(name, *host.model_state(name))
         self.anywhere = self._dictate_anywhere()
@@ -95,6 +124,9 @@ class MainWindow(QMainWindow):
             self.nav.addItem(item)
         self.nav.currentRowChanged.connect(self._on_nav)
         self.notifications = NotificationArea()
+        transcribe = self.panels.get("transcribe")
+        if transcribe is not None and hasattr(transcribe, "noticeRequested"):
+            transcribe.noticeRequested.connect(self.notifications.notify)
         search = self.panels.get("search")
         if search is not None and hasattr(search, "openTranscript") and "transcribe" in self.panels:
             search.openTranscript.connect(self.open_transcript)
@@ -112,6 +144,7 @@ class MainWindow(QMainWindow):
         row.addWidget(self.nav)
         row.addWidget(right, 1)
         self.setCentralWidget(body)
+        self.drop_overlay = DropOverlay(body)
         if self.specs:
             self.nav.setCurrentRow(0)
 
@@ -127,7 +160,7 @@ class MainWindow(QMainWindow):
     def _shortcut_text(number: int) -> str:
         return QKeySequence(f"Ctrl+{number}").toString(QKeySequence.SequenceFormat.NativeText)
 
-    def _action(self, text: str, icon: str, shortcut, slot, tip: str = "") -> QAction:
+    def make_action(self, text: str, icon: str, shortcut, slot, tip: str = "") -> QAction:
         action = QAction(theme.icon(icon), text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -135,37 +168,6 @@ class MainWindow(QMainWindow):
         action.triggered.connect(slot)
         self.addAction(action)  # shortcuts work even where the menu bar is hidden
         return action
-
-    def _build_actions(self) -> None:
-        self.open_action = self._action("&Open…", "SP_DialogOpenButton", QKeySequence.StandardKey.Open,
-                                        self.open_files, "Add audio or video files to the transcription queue")
-        self.preferences_action = self._action("&Preferences…", "settings", QKeySequence("Ctrl+,"),
-                                               self.show_preferences, "Devices, models and threads")
-        self.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.quit_action = self._action("&Quit", "SP_DialogCloseButton", QKeySequence("Ctrl+Q"), self.close)
-        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.find_action = self._action("&Find…", "search", QKeySequence.StandardKey.Find, self.focus_search,
-                                        "Search your documents and transcripts")
-        self.panel_actions = []
-        for number, spec in enumerate(self.specs, start=1):
-            action = self._action(spec.title, spec.icon, QKeySequence(f"Ctrl+{number}") if number < 10 else None,
-                                  lambda _=False, key=spec.key: self.show_panel(key), spec.tooltip)
-            self.panel_actions.append(action)
-        about = self._action("&About Ferrum Desktop", "SP_MessageBoxInformation", None, self.show_about)
-
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.open_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addAction(self.find_action)
-        edit_menu.addSeparator()
-        edit_menu.addAction(self.preferences_action)
-        view_menu = bar.addMenu("&View")
-        for action in self.panel_actions:
-            view_menu.addAction(action)
-        bar.addMenu("&Help").addAction(about)
 
     def _build_status_bar(self) -> None:
         self.indicators = {"whisper": ModelIndicator("whisper", "Speech model"),
@@ -203,7 +205,8 @@ class MainWindow(QMainWindow):
 
     # ---- files ---------------------------------------------------------------------------
     def enqueue(self, paths: list[str | Path]) -> bool:
-        """Send files to the Transcribe panel's queue (from Open…, drops or the command line)."""
+        """Send files and folders to the Transcribe panel's queue (from Open…, drops, the command
+        line or a second launch); the panel expands folders and says what it skipped."""
         panel = self.panels.get("transcribe")
         if panel is None or not paths:
             return False
@@ -215,21 +218,41 @@ class MainWindow(QMainWindow):
         paths, _ = QFileDialog.getOpenFileNames(self, "Add files to transcribe", str(Path.home()), MEDIA_FILTER)
         self.enqueue(paths)
 
+    def open_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to transcribe", str(Path.home()))
+        if folder:
+            self.enqueue([folder])
+
     @staticmethod
     def _local_paths(mime) -> list[str]:
         return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()] if mime.hasUrls() else []
 
-    def dragEnterEvent(self, event):  # noqa: N802 - Qt override
-        if self._local_paths(event.mimeData()) and "transcribe" in self.panels:
+    def dragEnterEvent(self, event):
+        paths = self._local_paths(event.mimeData())
+        if paths and "transcribe" in self.panels:
             event.acceptProposedAction()
+            self.drop_overlay.show_for(_drop_text(paths))
 
-    def dragMoveEvent(self, event):  # noqa: N802
+    def dragMoveEvent(self, event):
         if self._local_paths(event.mimeData()):
             event.acceptProposedAction()
 
-    def dropEvent(self, event):  # noqa: N802
+    def dragLeaveEvent(self, event):
+        self.drop_overlay.hide()
+        super().dragLeaveEvent(event)
+
+    def dropEvent(self, event):
+        self.drop_overlay.hide()
         if self.enqueue(self._local_paths(event.mimeData())):
             event.acceptProposedAction()
+
+    def bring_to_front(self) -> None:
+        """Show this window above the others (a second launch hands over to it)."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
 
     # ---- dialogs -------------------------------------------------------------------------
     def show_preferences(self):
@@ -240,18 +263,25 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About Ferrum Desktop",
-                          "<h3>Ferrum Desktop</h3><p>Speech-to-text and semantic search that run "
-                          "entirely on your own machine.</p><p>Whisper and BERT executors modelled on "
-                          "Ferrum's inference engine.</p>")
+    def show_about(self):
+        return show_about(self)
+
+    def _on_failure(self, error: BaseException) -> None:
+        """Every background failure: into the log (with its cause's traceback), then on screen."""
+        log_error(error, "ferrum.gui")
+        self.notifications.show_error(error)
 
     def _on_model_state(self, name: str, state: str, message: str) -> None:
         indicator = self.indicators.get(name)
         if indicator is not None:
             indicator.set_state(state, message)
 
-    def closeEvent(self, event):  # noqa: N802
+    def _on_status(self, name: str, status) -> None:
+        indicator = self.indicators.get(name)
+        if indicator is not None:
+            indicator.set_busy(status.state is ExecutorState.BUSY)
+
+    def closeEvent(self, event):
         if self.qsettings is not None:
             self.qsettings.setValue("window/geometry", self.saveGeometry())
         if self.anywhere is not None:
@@ -261,3 +291,10 @@ class MainWindow(QMainWindow):
             if shutdown is not None:
                 shutdown()
         super().closeEvent(event)
+
+
+def _drop_text(paths: list[str]) -> str:
+    folders = sum(Path(p).is_dir() for p in paths)
+    files = len(paths) - folders
+    parts = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((files, "file"), (folders, "folder")) if n]
+    return f"Drop to transcribe {' and '.join(parts)}"

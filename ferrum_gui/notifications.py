@@ -2,16 +2,32 @@
 
 Every background failure arrives here through ``host.failure``. A card shows the error's message
 and its hint, can be dismissed, and repeats of the same message bump a counter instead of stacking.
+An unexpected error (a bug) says so and offers to open the log folder, where its traceback is.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStyle, QToolButton, QVBoxLayout, QWidget
+from collections.abc import Callable
 
-from executors.core.errors import FerrumError
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from executors.core.errors import ErrorKind, FerrumError
+
+from .about import open_log_folder
 
 MAX_VISIBLE = 4
+BUG_HINT = ("This is a bug in Ferrum Desktop. The log has the details: Help → Open Log Folder "
+            "(attach ferrum.log to a bug report).")
 _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
           "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
           "info": QStyle.StandardPixmap.SP_MessageBoxInformation}
@@ -20,7 +36,9 @@ _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
 class Notification(QWidget):
     dismissed = Signal(object)
 
-    def __init__(self, level: str, message: str, hint: str | None, parent: QWidget | None = None):
+    def __init__(self, level: str, message: str, hint: str | None, parent: QWidget | None = None,
+                 action: tuple[str, Callable[[], object]] | None = None):
+        """``action``: (button text, callback) for a link button on the card, e.g. to open the log."""
         super().__init__(parent)
         self.setObjectName("Notification")
         self.setProperty("level", level)
@@ -42,6 +60,13 @@ class Notification(QWidget):
         text.setSpacing(2)
         text.addWidget(self.title)
         text.addWidget(self.hint_label)
+        self.action_button = None
+        if action is not None:
+            self.action_button = QPushButton(action[0])
+            self.action_button.setFlat(True)
+            self.action_button.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.action_button.clicked.connect(lambda: action[1]())
+            text.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignLeft)
         close = QToolButton()
         close.setAutoRaise(True)
         close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton))
@@ -84,25 +109,30 @@ class NotificationArea(QWidget):
         self.hide()
 
     def show_error(self, error: BaseException) -> Notification:
-        """Show a FerrumError (or any exception) with its hint."""
-        if isinstance(error, FerrumError):
+        """Show a FerrumError (or any exception) with its hint; an unexpected error (a bug) points to
+        the log, which has its traceback."""
+        if isinstance(error, FerrumError) and error.kind is not ErrorKind.INTERNAL:
             return self.notify(error.message, error.hint, "error")
-        return self.notify(str(error) or type(error).__name__, None, "error")
+        message = error.message if isinstance(error, FerrumError) else (str(error) or type(error).__name__)
+        return self.notify(message, BUG_HINT, "error", action=("Open log folder", open_log_folder))
 
     def notify(self, message: str, hint: str | None = None, level: str = "info",
-               timeout_ms: int | None = None) -> Notification:
+               timeout_ms: int | None = None, action: tuple[str, Callable[[], object]] | None = None) -> Notification:
         """Add a card (or count a repeat of the same one); ``timeout_ms`` auto-dismisses it."""
         for card in self._cards:
             if (card.message, card.hint, card.level) == (message, hint, level):
                 card.repeat()
                 self._move_to_top(card)
                 return card
-        card = Notification(level, message, hint, self)
+        card = Notification(level, message, hint, self, action)
         card.dismissed.connect(self._remove)
         self._cards.insert(0, card)
         self._layout.insertWidget(0, card)
         if timeout_ms:
-            QTimer.singleShot(timeout_ms, card, card.dismiss)
+            timer = QTimer(card)  # goes with the card
+            timer.setSingleShot(True)
+            timer.timeout.connect(card.dismiss)
+            timer.start(timeout_ms)
         self._relayout()
         return card
 

@@ -159,9 +159,14 @@ class ModelsPage(SettingsPage):
             auto_index_transcripts=self.auto_index.isChecked(), batch_size=self.batch_size.value())
 
     def apply(self):
-        settings = self.values()
-        settings.save(self.qsettings)
-        return self.host.apply_settings(settings)
+        """Reload what changed in the background; then save what is in effect (a model that could not
+        be loaded is refused and the working one kept, so it is not saved either)."""
+        return asyncio.ensure_future(self._apply(self.values()))
+
+    async def _apply(self, settings: HostSettings):
+        names = await self.host.apply_settings(settings)
+        self.host.settings.save(self.qsettings)
+        return names
 
 
 class PreferencesDialog(QDialog):

@@ -1,4 +1,4 @@
-"""Look and feel: Fusion style, the system's light/dark palette, the stylesheet and icons."""
+"""Look and feel: Fusion style, the system's (or the chosen) light/dark palette, the stylesheet and icons."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import functools
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
-from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QStyle
+
+from .icons import FerrumStyle, is_dark, palette_icon, svg_drawer
 
 APP_ID = "ferrum-desktop"
 
@@ -33,14 +34,17 @@ def app_icon() -> QIcon:
     return icon
 
 
-def _is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+THEMES = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
+_choice = "system"
+_system_palette: QPalette | None = None
 
 
 def _wants_dark(app: QApplication) -> bool:
     forced = os.environ.get("FERRUM_THEME", "").lower()
     if forced in ("dark", "light"):
         return forced == "dark"
+    if _choice in ("dark", "light"):
+        return _choice == "dark"
     return app.styleHints().colorScheme() == Qt.ColorScheme.Dark
 
 
@@ -62,51 +66,50 @@ def dark_palette() -> QPalette:
     return p
 
 
-def apply_theme(app: QApplication) -> None:
-    """Fusion + the system palette (dark when the system is dark) + our stylesheet; re-applied when
-    the system switches between light and dark."""
-    app.setStyle("Fusion")
-    _apply_palette(app)
-    app.styleHints().colorSchemeChanged.connect(lambda _scheme: _apply_palette(app))
+def apply_theme(app: QApplication, choice: str = "system") -> None:
+    """Fusion (with ``icons.FerrumStyle``'s readable icons) + the system palette, or the light or dark
+    one the user chose (``THEMES``) + our stylesheet; "system" follows the system's light/dark switch.
+    ``FERRUM_THEME=light|dark`` in the environment overrides the choice (screenshots)."""
+    global _system_palette
+    if _system_palette is None:
+        _system_palette = QPalette(app.palette())
+        app.setStyle(FerrumStyle("Fusion"))
+        app.styleHints().colorSchemeChanged.connect(lambda _scheme: _apply_palette(app))
+    set_theme(choice, app)
+
+
+def set_theme(choice: str, app: QApplication | None = None) -> None:
+    """Switch between "system", "light" and "dark" now; widgets on screen follow."""
+    global _choice
+    _choice = choice if choice in THEMES else "system"
+    _apply_palette(app or QApplication.instance())
+
+
+def current_theme() -> str:
+    return _choice
 
 
 def _apply_palette(app: QApplication) -> None:
     """Keep the platform's palette when it matches the scheme; otherwise substitute ours."""
     dark = _wants_dark(app)
-    if dark != _is_dark(app.palette()):
-        app.setPalette(dark_palette() if dark else app.style().standardPalette())
+    if _system_palette is not None and dark == is_dark(_system_palette):
+        palette = _system_palette
+    else:
+        palette = dark_palette() if dark else app.style().standardPalette()
+    app.setPalette(palette)
     qss = resources_dir() / "style.qss"
     app.setStyleSheet(qss.read_text(encoding="utf-8") if qss.is_file() else "")
-    icon.cache_clear()
 
 
 @functools.lru_cache(maxsize=64)
 def icon(name: str, size: int = 24) -> QIcon:
-    """A monochrome icon from ``resources/icons/<name>.svg`` drawn in the palette's text colour
-    (so it reads on light and dark), or a QStyle standard icon when ``name`` starts with ``SP_``."""
+    """A monochrome icon from ``resources/icons/<name>.svg`` painted in the palette's text colour when
+    shown (so it reads on light and dark, and follows a theme switch), or a QStyle standard icon when
+    ``name`` starts with ``SP_``. ``size`` is kept for callers; the icon scales to any size."""
     app = QApplication.instance()
     if name.startswith("SP_"):
         return app.style().standardIcon(getattr(QStyle.StandardPixmap, name))
     path = resources_dir() / "icons" / f"{name}.svg"
     if not path.is_file():
         return QIcon()
-    result = QIcon()
-    svg = path.read_text(encoding="utf-8")
-    palette = QGuiApplication.palette()
-    for mode, role in ((QIcon.Mode.Normal, QPalette.ColorRole.WindowText),
-                       (QIcon.Mode.Selected, QPalette.ColorRole.HighlightedText)):
-        result.addPixmap(_render(svg.replace("#000000", palette.color(role).name()), size), mode)
-    disabled = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText)
-    result.addPixmap(_render(svg.replace("#000000", disabled.name()), size), QIcon.Mode.Disabled)
-    return result
-
-
-def _render(svg: str, size: int) -> QPixmap:
-    ratio = QGuiApplication.primaryScreen().devicePixelRatio() if QGuiApplication.primaryScreen() else 1.0
-    pixmap = QPixmap(int(size * ratio), int(size * ratio))
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    QSvgRenderer(QByteArray(svg.encode())).render(painter, QRectF(0, 0, pixmap.width(), pixmap.height()))
-    painter.end()
-    pixmap.setDevicePixelRatio(ratio)
-    return pixmap
+    return palette_icon(svg_drawer(path.read_text(encoding="utf-8")))

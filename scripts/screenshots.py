@@ -67,7 +67,7 @@ async def settle(seconds: float = 0.6) -> None:
 def save(widget, out: Path, name: str, suffix: str) -> None:
     path = out / f"{name}{suffix}.png"
     widget.grab().save(str(path))
-    print(f"saved {path.relative_to(ROOT)}")
+    print(f"saved {path}")
 
 
 async def capture_speakers(window, host, out: Path, suffix: str, work: Path) -> None:

@@ -4,6 +4,7 @@ input, so what ``paplay --device=ferrum_null`` plays can be captured through Por
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -60,3 +61,33 @@ def start_pulse() -> tuple[PulseServer | None, str]:
         return None, "pulseaudio started but pactl cannot reach it"
     subprocess.run(["pactl", "set-default-source", f"{SINK}.monitor"], env=env, capture_output=True, timeout=10, check=False)
     return PulseServer(runtime, env), ""
+
+
+@contextlib.contextmanager
+def pulse_session():
+    """A private PulseAudio server that this process's audio stack uses while inside; skips the test
+    (with the reason) where PulseAudio cannot start."""
+    import pytest
+
+    server, why = start_pulse()
+    if server is None:
+        print(f"\nSKIP: PulseAudio cannot start here: {why}")
+        pytest.skip(f"PulseAudio cannot start here: {why}")
+    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")}
+    os.environ.update({k: server.env[k] for k in saved})
+    from executors.audio.capture import sounddevice
+
+    sd = sounddevice()
+    sd._terminate()  # PortAudio enumerates ALSA devices at initialisation: see the new server
+    sd._initialize()
+    try:
+        yield server
+    finally:
+        server.kill()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        sd._terminate()
+        sd._initialize()

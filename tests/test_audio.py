@@ -174,3 +174,21 @@ def test_long_file_streams_in_bounded_memory(tmp_path):
     assert total == minutes * 60 * SAMPLE_RATE
     assert largest == 30 * SAMPLE_RATE
     assert peak < 16 * 1024 * 1024, f"peak traced memory {peak / 1e6:.1f} MB"
+
+
+def test_decoder_errors_are_readable(tmp_path, clip):
+    """FFmpeg's "[Errno 1094995529] Invalid data found when processing input: '…'" becomes a sentence."""
+    damaged = {"not-audio.wav": b"this is not a wave file" * 50,
+               "riff.wav": b"RIFF\x00\x00\x00\x00WAVEthis is not audio at all" * 20,
+               "broken.mp4": b"\x00\x00\x00\x18ftypmp42" + b"garbage" * 100,
+               "notes.m4a": b"just some text, saved with the wrong name\n" * 30}
+    for name, data in damaged.items():
+        (tmp_path / name).write_bytes(data)
+        for read in (load_audio, audio_duration):
+            with pytest.raises(InvalidFormatError) as info:
+                read(tmp_path / name)
+            message = info.value.message
+            assert "Errno" not in message and "Invalid data found" not in message and "'" not in message, message
+            assert name in message and "not audio or video that can be decoded" in message, message
+            assert f"not really a .{name.rsplit('.', 1)[1]} file" in message, message
+            assert info.value.hint

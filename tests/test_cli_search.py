@@ -54,3 +54,16 @@ def test_reindex_skips_unchanged_and_text_output_lists_hits(indexed, capsys):
 def test_search_of_a_missing_collection_fails_with_a_hint(tmp_path, capsys):
     assert main(["search", "anything", "--db", str(tmp_path / "empty.db"), "--collection", "nope"]) == 1
     assert "No search collection named 'nope'" in capsys.readouterr().err
+
+
+def test_a_folder_without_indexable_files_says_why(tmp_path, capsys):
+    data = tmp_path / "exports"
+    data.mkdir()
+    for i in range(3):
+        (data / f"rows-{i}.jsonl").write_text('{"text": "hello"}\n', encoding="utf-8")
+    (data / "table.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    assert main(["index", str(data), "--db", str(tmp_path / "index.db"), "-q", "--device", "cpu"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("0 added, 0 updated, 0 unchanged, 0 removed; 0 chunks embedded")
+    assert "4 files skipped because their type cannot be indexed (.jsonl ×3, .csv)" in out.err
+    assert ".txt" in out.err and "nothing to index" in out.err

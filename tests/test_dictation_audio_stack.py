@@ -4,39 +4,20 @@ transcribes it.  Skipped (with the reason printed) only where PulseAudio cannot 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 import pytest
 
 from tests.audio_fixtures import DEV_CLIP, read_reference
-from tests.pulse import start_pulse
+from tests.pulse import pulse_session
 from tests.speech_eval import corpus_wer
 
 
 @pytest.fixture(scope="module")
 def pulse():
-    server, why = start_pulse()
-    if server is None:
-        print(f"\nSKIP audio-stack tests: PulseAudio cannot start here: {why}")
-        pytest.skip(f"PulseAudio cannot start here: {why}")
-    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_RUNTIME_PATH")}
-    os.environ.update({k: server.env[k] for k in saved})
-    from executors.audio.capture import sounddevice
-
-    sd = sounddevice()
-    sd._terminate()  # PortAudio enumerates ALSA devices at initialisation: see the new server
-    sd._initialize()
-    yield server
-    server.kill()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    sd._terminate()
-    sd._initialize()
+    with pulse_session() as server:
+        yield server
 
 
 def _run_in_thread(engine, source):
@@ -65,6 +46,50 @@ def test_pulse_device_is_listed(pulse):
     names = [d.name for d in list_input_devices()]
     assert "pulse" in names, names
     assert find_input_device("pulse").name == "pulse"
+
+
+def _peak_while_playing(pulse, device) -> float:
+    """The loudest sample captured from ``device`` while the dev clip plays into the null sink."""
+    import numpy as np
+
+    from executors.dictation import MicrophoneSource
+
+    source = MicrophoneSource(device)
+    ring = source.ring_for(30.0)
+    source.start(ring)
+    try:
+        played = pulse.play(DEV_CLIP)
+        assert played.returncode == 0, played.stderr
+    finally:
+        source.stop()
+    frames, _ = ring.get()
+    return float(np.abs(frames).max()) if frames.size else 0.0
+
+
+def test_pulse_sources_are_listed_by_name_and_record_what_they_name(pulse):
+    """Each PulseAudio source is an input of its own (not only "pulse"/"default"), and choosing one
+    records from it even when the server's default source is another."""
+    import subprocess
+
+    from executors.dictation import list_input_devices
+
+    other = subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=ferrum_quiet",
+                            "sink_properties=device.description=Quiet"], env=pulse.env, capture_output=True, check=False,
+                           text=True, timeout=20)
+    assert other.returncode == 0, other.stderr
+    subprocess.run(["pactl", "set-default-source", "ferrum_quiet.monitor"], env=pulse.env, check=True, timeout=20)
+    try:
+        devices = list_input_devices()
+        named = {d.pulse_source: d for d in devices if d.pulse_source}
+        assert {"ferrum_null.monitor", "ferrum_quiet.monitor"} <= set(named), [d.name for d in devices]
+        assert named["ferrum_null.monitor"].name == "Monitor of Null Output"
+        assert named["ferrum_quiet.monitor"].is_default and devices[0].pulse_source == "ferrum_quiet.monitor"
+        assert sum(d.is_default for d in devices) == 1
+        assert _peak_while_playing(pulse, named["ferrum_null.monitor"]) > 0.05  # the chosen source
+        assert _peak_while_playing(pulse, "pulse") < 0.01  # the default (quiet) one hears nothing
+    finally:
+        subprocess.run(["pactl", "set-default-source", "ferrum_null.monitor"], env=pulse.env, timeout=20, check=False)
+        subprocess.run(["pactl", "unload-module", other.stdout.strip()], env=pulse.env, timeout=20, check=False)
 
 
 def test_microphone_capture_transcribes_played_clip(pulse, whisper_tiny, tmp_path):

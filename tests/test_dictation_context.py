@@ -94,3 +94,29 @@ def test_a_draft_only_saves_steps_never_changes_the_tokens(whisper_tiny, clip_to
         assert forwards == len(tokens)
     prefixed = whisper_tiny.decoder.decode_batch(enc, [prompt], prefix=tokens[:2], draft=draft[2:])[0].tokens
     assert prefixed == tokens[2:]
+
+
+def test_corrected_dictation_text_keeps_the_utterance_times():
+    from executors.dictation import apply_text_edits
+
+    said = [(0.0, 2.0, "note to self"), (3.0, 5.0, "by milk"), (6.0, 10.0, "call mum")]
+    assert apply_text_edits(said, "Note to self.\nBuy milk.\ncall mum\n") == [
+        (0.0, 2.0, "Note to self."), (3.0, 5.0, "Buy milk."), (6.0, 10.0, "call mum")]
+    joined = apply_text_edits(said, "Note to self: buy milk.\n\nCall Mum.")
+    assert [t for _, _, t in joined] == ["Note to self: buy milk.", "Call Mum."]
+    assert joined[0][0] == 0.0 and joined[-1][1] == 10.0 and joined[0][1] == joined[1][0]
+    assert joined[0][1] > 5.0  # the longer line gets the larger share of the session
+    assert apply_text_edits(said, "  \n") == []
+
+
+def test_corrections_over_several_sessions_stay_with_their_session():
+    from executors.dictation import apply_session_edits
+
+    first = [(0.0, 2.0, "note to self"), (3.0, 5.0, "by milk")]
+    second = [(0.0, 4.0, "call mum")]  # a later session: its own times from 0
+    text = "Note to self.\nBuy milk.\nCall Mum.\n"
+    assert apply_session_edits([first, second], text) == [
+        [(0.0, 2.0, "Note to self."), (3.0, 5.0, "Buy milk.")], [(0.0, 4.0, "Call Mum.")]]
+    joined = apply_session_edits([first, second], "Note to self: buy milk.\nCall Mum.\nThen tea.")
+    assert [[t for _, _, t in s] for s in joined] == [["Note to self: buy milk.", "Call Mum."], ["Then tea."]]
+    assert all(0.0 <= a < b <= 5.0 for a, b, _ in joined[0]) and joined[1] == [(0.0, 4.0, "Then tea.")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -135,6 +136,18 @@ def test_empty_transcript_exports_cleanly():
     assert parse_srt(render_transcript(empty, "srt")) == []
     assert parse_vtt(render_transcript(empty, "vtt")) == []
     assert transcript_from_json(render_transcript(empty, "json")).segments == []
+
+
+def test_the_typed_extension_decides_the_export_format():
+    from executors.transcripts.exporters import export_target
+
+    assert export_target("notes.vtt", "srt") == (Path("notes.vtt"), "vtt")
+    assert export_target("/x/notes.TXT", "json") == (Path("/x/notes.TXT"), "txt")
+    assert export_target("notes", "srt") == (Path("notes.srt"), "srt")
+    assert export_target("notes.final", "json") == (Path("notes.final.json"), "json")
+    assert export_target("notes") == (Path("notes.txt"), "txt")
+    with pytest.raises(InvalidParameterError):
+        export_target("notes", "docx")
 
 
 def _diarized() -> Transcript:

@@ -144,6 +144,31 @@ def test_history_uses_wal_and_default_data_dir(tmp_path, monkeypatch):
     h.close()
 
 
+def test_saving_the_same_dictation_twice_keeps_one_entry(history):
+    first = history.add_dictation("/rec/session.flac", Transcript("en", 1.0, 2.5, [_seg(0, " note to self")]))
+    corrected = Transcript("en", 1.0, 4.5, [_seg(0, " note to self"), _seg(1, " buy milk")])
+    assert history.add_dictation("/rec/session.flac", corrected) == first
+    assert [e.id for e in history.list()] == [first]
+    assert history.load(first).transcript.text == "note to self buy milk"
+    other = history.add_dictation("/rec/other.flac", corrected)
+    assert other != first and len(history.list()) == 2
+
+
+def test_reverting_an_edit_restores_the_decoded_text(history):
+    rid = history.begin("a.wav")
+    history.finish(rid, Transcript("en", 1.0, 4.0, [_seg(0, " Five."), _seg(1, " Six.")]))
+    history.update_segment_text(rid, 0, " x")
+    rec = history.load(rid)
+    assert rec.edited_segments == {0} and rec.original_texts == {0: " Five."}
+    assert rec.transcript.segments[0].text == " x"
+    history.update_segment_text(rid, 0, "Five.")  # typing the decoded text back is no edit
+    assert history.load(rid).edited_segments == set()
+    history.update_segment_text(rid, 1, " Seven.")
+    history.update_segment_text(rid, 1, None)  # revert
+    rec = history.load(rid)
+    assert rec.edited_segments == set() and rec.transcript.segments[1].text == " Six."
+
+
 def test_speakers_and_their_names_are_kept(tmp_path):
     path = tmp_path / "history.sqlite3"
     seg_a, seg_b = _seg(0, " Hello there.", words=True), _seg(1, " Hi.", words=True)

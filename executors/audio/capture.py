@@ -11,7 +11,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..core.errors import (
     NotFoundError,
     wrap_unexpected,
 )
+from .pulse_sources import pulse_sources, recording_from
 from .ring import AudioRing
 
 _PORTAUDIO_HINT = "install PortAudio (Debian/Ubuntu: apt install libportaudio2; macOS: brew install portaudio)"
@@ -46,10 +47,17 @@ class InputDevice:
     channels: int
     default_samplerate: float
     is_default: bool = False
+    pulse_source: str | None = None  # a PulseAudio source, recorded through PortAudio's "pulse" device
+
+    @property
+    def key(self) -> str:
+        """A name that stays the same across restarts (to remember the user's choice)."""
+        return f"pulse:{self.pulse_source}" if self.pulse_source else self.name
 
 
 def list_input_devices() -> list[InputDevice]:
-    """Every device with at least one input channel, the system default marked."""
+    """Every device with at least one input channel, the system default marked; with a PulseAudio
+    server, its sources by name first (the server's default source is then the default)."""
     sd = sounddevice()
     try:
         devices = sd.query_devices()
@@ -63,6 +71,11 @@ def list_input_devices() -> list[InputDevice]:
             out.append(InputDevice(int(d["index"]), str(d["name"]), str(hostapis[d["hostapi"]]["name"]),
                                    int(d["max_input_channels"]), float(d["default_samplerate"]),
                                    int(d["index"]) == default))
+    pulse = next((d for d in out if d.name == "pulse"), None)
+    sources = pulse_sources() if pulse is not None else []
+    if sources:
+        named = [replace(pulse, name=s.description, pulse_source=s.name, is_default=s.is_default) for s in sources]
+        out = named + [replace(d, is_default=False) for d in out]
     return out
 
 
@@ -83,7 +96,7 @@ def find_input_device(spec: int | str | None = None) -> InputDevice:
                 return d
         raise NotFoundError(f"No audio input device with index {index}", f"choose one of: {names}")
     wanted = str(spec).lower()
-    exact = [d for d in devices if d.name.lower() == wanted]
+    exact = [d for d in devices if wanted in (d.name.lower(), d.key.lower())]
     partial = exact or [d for d in devices if wanted in d.name.lower()]
     if partial:
         return partial[0]
@@ -116,9 +129,9 @@ class AudioSource:
 class MicrophoneSource(AudioSource):
     live = True
 
-    def __init__(self, device: int | str | None = None, blocksize_s: float = 0.02):
+    def __init__(self, device: InputDevice | int | str | None = None, blocksize_s: float = 0.02):
         super().__init__()
-        self.device = find_input_device(device)
+        self.device = device if isinstance(device, InputDevice) else find_input_device(device)
         self.name = self.device.name
         self.sample_rate = int(self.device.default_samplerate)
         self.channels = min(self.device.channels, 2)
@@ -144,12 +157,13 @@ class MicrophoneSource(AudioSource):
             ring.close()
 
         try:
-            self._stream = sd.InputStream(device=self.device.index, channels=self.channels,
-                                          samplerate=self.sample_rate, dtype="float32",
-                                          blocksize=self._blocksize, callback=callback,
-                                          finished_callback=finished)
-            self.last_frame_wall = time.monotonic()
-            self._stream.start()
+            with recording_from(self.device.pulse_source):
+                self._stream = sd.InputStream(device=self.device.index, channels=self.channels,
+                                              samplerate=self.sample_rate, dtype="float32",
+                                              blocksize=self._blocksize, callback=callback,
+                                              finished_callback=finished)
+                self.last_frame_wall = time.monotonic()
+                self._stream.start()
         except Exception as exc:
             raise DeviceError(f"Could not open the audio input '{self.name}': {exc}",
                               "check the device is connected and not in exclusive use, or pick another") from exc

@@ -9,7 +9,9 @@ in memory at its source rate: ``iter_audio`` holds at most one output chunk plus
 from __future__ import annotations
 
 import io
+import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Union
@@ -19,6 +21,7 @@ import numpy as np
 from ..core.errors import InvalidFormatError, NotFoundError
 
 SAMPLE_RATE = 16000
+log = logging.getLogger(__name__)
 
 AudioSource = Union[str, os.PathLike, bytes, bytearray, memoryview, BinaryIO, np.ndarray]
 
@@ -72,6 +75,33 @@ class _Input:
     def fail(self, reason: str) -> InvalidFormatError:
         return InvalidFormatError(f"Cannot decode {self.name}: {reason}", _FORMAT_HINT)
 
+    def decoder_failure(self, exc: BaseException, doing: str = "") -> InvalidFormatError:
+        """A decoder's error in words (FFmpeg's "[Errno 1094995529] Invalid data found when processing
+        input: '…'" says nothing to a reader); the decoder's own text goes to the log."""
+        log.info("decoding %s failed%s: %s", self.name, f" ({doing})" if doing else "", exc)
+        return self.fail(_decoder_reason(exc, self.suffix))
+
+
+def _decoder_reason(exc: BaseException, suffix: str) -> str:
+    import errno as errno_codes
+
+    code = getattr(exc, "errno", None)
+    kind = type(exc).__name__
+    if kind == "InvalidDataError" or "Invalid data" in str(exc) or "Format not recognised" in str(exc):
+        what = f"a {suffix} file" if suffix else "an audio file"
+        return (f"its contents are not audio or video that can be decoded (the file may be damaged, "
+                f"incomplete, or not really {what})")
+    if kind == "EOFError" or "End of file" in str(exc):
+        return "the file ends before any audio could be read (it may be incomplete)"
+    if code in (errno_codes.EACCES, errno_codes.EPERM):
+        return "the file cannot be read (permission denied)"
+    if code == errno_codes.ENOENT:
+        return "the file no longer exists"
+    if kind in ("DecoderNotFoundError", "ProtocolNotFoundError", "PatchWelcomeError") or "not implemented" in str(exc):
+        return "it uses an audio codec this app cannot decode"
+    text = getattr(exc, "strerror", None) or str(exc)
+    return re.sub(r"\[Errno -?\d+\]\s*", "", str(text)).split(": '")[0].strip() or "the decoder gave up"
+
 
 def _to_mono(block: np.ndarray) -> np.ndarray:
     """(frames, channels) -> (frames,), averaging channels."""
@@ -118,7 +148,9 @@ def _soundfile_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray] | None
                     if decoded == 0:  # libsndfile knew the header but not the data: let FFmpeg try
                         yield from _pyav_blocks(src, out_rate)
                         return
-                    raise src.fail(f"decoding stopped at {decoded / f.samplerate:.2f} s ({exc})") from exc
+                    log.info("decoding %s stopped: %s", src.name, exc)
+                    raise src.fail(f"decoding stopped at {decoded / f.samplerate:.2f} s: the rest of the file "
+                                   "is damaged or incomplete") from exc
                 if not len(block):
                     break
                 decoded += len(block)
@@ -138,7 +170,7 @@ def _open_av(src: _Input):
     try:
         container = av.open(src.open_arg(), mode="r")
     except (av.FFmpegError, ValueError, OSError) as exc:
-        raise src.fail(f"not a recognised audio or video format ({exc})") from exc
+        raise src.decoder_failure(exc, "opening") from exc
     if not container.streams.audio:
         container.close()
         raise src.fail("the file has no audio stream")
@@ -167,7 +199,7 @@ def _pyav_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray]:
                         resampler = _Resampler(converted.sample_rate, out_rate)
                     yield resampler.push(converted.to_ndarray().mean(axis=0, dtype=np.float32))
             except av.FFmpegError as exc:
-                raise src.fail(f"decoding failed ({exc})") from exc
+                raise src.decoder_failure(exc, "decoding") from exc
             if resampler is not None:
                 yield resampler.push(np.zeros(0, np.float32), last=True)
 

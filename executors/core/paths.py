@@ -24,3 +24,10 @@ def data_dir() -> Path:
 def cache_dir() -> Path:
     """Derived files that can be rebuilt: converted models."""
     return _dir("FERRUM_CACHE_DIR", platformdirs.user_cache_dir(APP_NAME))
+
+
+def log_dir() -> Path:
+    """The app's rotating log files (``ferrum.log``, ``ferrum.log.1`` …), under the data folder."""
+    path = data_dir() / "logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -19,9 +19,11 @@ from .events import (
                       Overrun,
                       Tentative,
                       UtteranceEnd,
+                      apply_session_edits,
+                      apply_text_edits,
                       session_transcript,
 )
 
 __all__ = ["AudioRing", "AudioSource", "Committed", "DictationEngine", "DictationOptions", "DictationSummary",
            "Event", "FileSource", "InputDevice", "Level", "MicrophoneSource", "Overrun", "Tentative",
-           "UtteranceEnd", "find_input_device", "list_input_devices", "session_transcript"]
+           "UtteranceEnd", "apply_session_edits", "apply_text_edits", "find_input_device", "list_input_devices", "session_transcript"]

@@ -127,3 +127,35 @@ def session_transcript(utterances: list[tuple[float, float, str]], duration: flo
 
     segments = [Segment(i, s, e, " " + t.strip()) for i, (s, e, t) in enumerate(utterances)]
     return Transcript(language, 1.0, duration, segments, model_id=model_id)
+
+
+def apply_text_edits(utterances: list[tuple[float, float, str]], text: str) -> list[tuple[float, float, str]]:
+    """The session's utterances with the user's corrected ``text`` (one line per utterance).
+
+    With as many lines as utterances, each keeps its times and takes its line; after lines were
+    joined or split, the lines share the session's span in proportion to their length."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines or not utterances:
+        return []
+    if len(lines) == len(utterances):
+        return [(start, end, line) for (start, end, _), line in zip(utterances, lines)]
+    first, last = utterances[0][0], utterances[-1][1]
+    total = sum(len(line) for line in lines)
+    out, start = [], first
+    for line in lines:
+        end = start + (last - first) * len(line) / total
+        out.append((start, end, line))
+        start = end
+    return out
+
+
+def apply_session_edits(sessions: list[list[tuple[float, float, str]]], text: str) -> list[list[tuple[float, float, str]]]:
+    """Each session's utterances with the user's corrected ``text`` of them all (sessions in order, one
+    line per utterance): a session takes as many lines as it had utterances (the last one the rest)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    out, at = [], 0
+    for i, utterances in enumerate(sessions):
+        take = len(lines) - at if i == len(sessions) - 1 else min(len(utterances), len(lines) - at)
+        out.append(apply_text_edits(utterances, "\n".join(lines[at:at + take])))
+        at += take
+    return out

@@ -9,9 +9,17 @@ from collections.abc import Sequence
 
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import SUPPORTED_SUFFIXES, extract
+from .grouping import DocumentResult, Relevance, group_hits, relevance
 from .indexer import index_paths, index_text, index_transcript, remove_paths
 from .query import reciprocal_rank_fusion
 from .store import SearchStore
+from .transcripts import (
+    TRANSCRIPTS_COLLECTION,
+    prune_transcripts,
+    remove_transcripts,
+    transcript_record_id,
+    transcript_source,
+)
 from .types import (
     Chunk,
     ChunkOptions,
@@ -40,13 +48,16 @@ def search_text(store: SearchStore, embedder: Embedder, query: str, collection: 
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
+    "TRANSCRIPTS_COLLECTION",
     "Chunk",
     "ChunkOptions",
     "Collection",
     "DocKind",
     "Document",
+    "DocumentResult",
     "Embedder",
     "IndexReport",
+    "Relevance",
     "SearchHit",
     "SearchStore",
     "TimedText",
@@ -54,10 +65,16 @@ __all__ = [
     "chunk_segments",
     "chunk_text",
     "extract",
+    "group_hits",
     "index_paths",
     "index_text",
     "index_transcript",
+    "prune_transcripts",
     "reciprocal_rank_fusion",
+    "relevance",
     "remove_paths",
+    "remove_transcripts",
     "search_text",
+    "transcript_record_id",
+    "transcript_source",
 ]

@@ -29,6 +29,7 @@ from ..core.types import CancelToken, Progress
 from .chunking import TimedText, chunk_segments, chunk_text
 from .extract import Extracted, extract, is_supported, transcript_segments
 from .store import SearchStore
+from .transcripts import same_file_entries, transcript_source
 from .types import (
     Chunk,
     ChunkOptions,
@@ -68,10 +69,13 @@ def _embed_chunks(embedder: Embedder, chunks: Sequence[Chunk], cancel: CancelTok
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
 
-def _walk(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Path]]:
-    """(supported files to index, roots whose missing documents should be removed)."""
+def _walk(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Path], dict[str, int]]:
+    """(supported files to index, roots whose missing documents should be removed, the files of
+    folders left out because their type is not indexed, counted per suffix). Hidden files and
+    folders are left out without counting."""
     files: dict[Path, None] = {}
     roots: list[Path] = []
+    unsupported: dict[str, int] = {}
     for raw in paths:
         path = Path(raw).expanduser().absolute()
         roots.append(path)
@@ -80,11 +84,16 @@ def _walk(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Path]]:
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 for name in sorted(filenames):
                     f = Path(dirpath) / name
-                    if not name.startswith(".") and is_supported(f):
+                    if name.startswith("."):
+                        continue
+                    if is_supported(f):
                         files.setdefault(f, None)
+                    else:
+                        suffix = f.suffix.lower() or "(no extension)"
+                        unsupported[suffix] = unsupported.get(suffix, 0) + 1
         elif path.is_file():
             files.setdefault(path, None)
-    return list(files), roots
+    return list(files), roots, unsupported
 
 
 def _under(source: str, root: Path) -> bool:
@@ -115,7 +124,7 @@ def index_paths(store: SearchStore, embedder: Embedder, paths: Iterable[str | os
     started = time.perf_counter()
     report = IndexReport()
     coll = _open_collection(store, embedder, collection)
-    files, roots = _walk(paths)
+    files, roots, report.unsupported = _walk(paths)
     wanted = {str(f) for f in files}
     file_kinds = (DocKind.FILE, DocKind.TRANSCRIPT)
     indexed = [d for d in store.documents(coll) if d.kind in file_kinds and not d.source.startswith("history:")]
@@ -281,15 +290,28 @@ def index_transcript(store: SearchStore, embedder: Embedder, record, collection:
                      options: ChunkOptions | None = None, cancel: CancelToken | None = None) -> IndexReport:
     """Index a transcript history record (anything with ``.id``, ``.source`` and ``.transcript``)
     or a bare ``Transcript``; chunks keep their segments' start/end times and ids. The document's
-    source is ``history:<id>`` for a record, so re-indexing an edited record replaces it."""
+    source is ``history:<id>`` for a record, so re-indexing an edited record replaces it.
+
+    A file transcribed more than once is indexed once, as its newest record: indexing a record
+    removes the entries of older records of the same file, and an older record is skipped
+    (``files_skipped``) while a newer one is indexed."""
     transcript = getattr(record, "transcript", record)
     if transcript is None or not getattr(transcript, "segments", None):
         raise InvalidFormatError("The transcript has no segments to index", "transcribe something first")
     segments: list[TimedText] = transcript_segments(transcript)
     digest = hashlib.sha256(json.dumps([(s.id, s.start, s.end, s.text) for s in segments]).encode()).hexdigest()
     record_id = getattr(record, "id", None)
-    source = f"history:{record_id}" if record_id is not None else f"transcript:{digest[:16]}"
+    source = transcript_source(record_id) if record_id is not None else f"transcript:{digest[:16]}"
     title = str(getattr(record, "source", "") or getattr(record, "name", "") or source)
     coll = _open_collection(store, embedder, collection)
-    return _put_unless_same(store, embedder, coll, DocKind.TRANSCRIPT, source, digest, title,
-                            lambda: chunk_segments(segments, embedder, options)[1], cancel)
+    older: list[str] = []
+    if record_id is not None and getattr(record, "kind", "file") == "file":
+        older, newer = same_file_entries(store, coll, int(record_id), title)
+        if newer:
+            return IndexReport(files_skipped=1)
+    report = _put_unless_same(store, embedder, coll, DocKind.TRANSCRIPT, source, digest, title,
+                              lambda: chunk_segments(segments, embedder, options)[1], cancel)
+    for old in older:
+        store.remove_document(coll, old)
+        report.files_removed += 1
+    return report

@@ -108,7 +108,48 @@ class IndexReport:
     chunks_embedded: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message) of files left out
     seconds: float = 0.0
+    unsupported: dict[str, int] = field(default_factory=dict)  # files of a type not indexed, per suffix
 
     @property
     def chunks_per_second(self) -> float:
         return self.chunks_embedded / self.seconds if self.seconds else 0.0
+
+    def counts_text(self) -> str:
+        """"3 added, 0 updated, 2 unchanged, 1 removed; 12 chunks embedded"."""
+        return (f"{self.files_added} added, {self.files_updated} updated, {self.files_skipped} unchanged, "
+                f"{self.files_removed} removed; {self.chunks_embedded} chunks embedded")
+
+    def unsupported_text(self) -> str:
+        """Which files of the folders were left out for their type, in words ("" when none were)."""
+        from .extract import SUPPORTED_SUFFIXES
+
+        if not self.unsupported:
+            return ""
+        n = sum(self.unsupported.values())
+        kinds = ", ".join(f"{suffix} ×{count}" if count > 1 else suffix
+                          for suffix, count in sorted(self.unsupported.items(), key=lambda kv: -kv[1]))
+        return (f"{n} file{'s' if n != 1 else ''} skipped because their type cannot be indexed ({kinds}); "
+                f"supported: {', '.join(sorted(SUPPORTED_SUFFIXES))}")
+
+    def summary(self) -> str:
+        """The outcome in a sentence or three, for a status line: what changed, and what was left
+        out and why."""
+        if self.nothing_found() and not self.errors:
+            text = "Nothing to index: no file there can be indexed."
+        else:
+            parts = [f"{n} {label}" for n, label in ((self.files_added, "added"), (self.files_updated, "updated"),
+                                                     (self.files_skipped, "unchanged"),
+                                                     (self.files_removed, "removed")) if n]
+            text = f"Indexed: {', '.join(parts) or 'nothing changed'}, {self.chunks_embedded} chunks embedded."
+        if self.unsupported:
+            text += f" {self.unsupported_text()}."
+        if self.errors:
+            n = len(self.errors)
+            message = self.errors[0][1]
+            more = f" (and {n - 1} more)" if n > 1 else ""
+            text += f" {n} file{'s' if n != 1 else ''} could not be read: {message}{more}."
+        return text
+
+    def nothing_found(self) -> bool:
+        """True when the paths held no file that could be indexed at all."""
+        return not (self.files_added or self.files_updated or self.files_skipped or self.files_removed)

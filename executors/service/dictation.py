@@ -38,6 +38,7 @@ class DictationSession:
     utterances: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, text)
     summary: object | None = None     # DictationSummary once it ended
     record_id: int | None = None      # once saved to the history
+    corrected: bool = False           # the user changed the text since it was saved
 
     @property
     def ended(self) -> bool:
@@ -157,14 +158,23 @@ class DictationService:
 
     def sessions(self, unsaved: bool = False) -> list[DictationSession]:
         with self._lock:
-            return [s for s in self._sessions.values() if not (unsaved and s.record_id is not None)]
+            return [s for s in self._sessions.values()
+                    if not (unsaved and s.record_id is not None and not s.corrected)]
+
+    def correct(self, session_id: int, utterances: list[tuple[float, float, str]]) -> None:
+        """The user's corrected text of an ended session (saved with it; a saved session is saved again)."""
+        for session in self._pick([session_id]):
+            if session.ended and utterances != session.utterances:
+                session.utterances = list(utterances)
+                session.corrected = session.record_id is not None
 
     def save(self, session_ids: list[int] | None = None) -> list[int]:
         """Store ended, unsaved sessions (default: all of them) in the history, one record each, with
-        its own recording; returns the record ids. Sessions that heard nothing are discarded."""
+        its own recording; returns the record ids. A saved session corrected since replaces its entry.
+        Sessions that heard nothing are discarded."""
         saved = []
         for session in self._pick(session_ids):
-            if not session.ended or session.record_id is not None:
+            if not session.ended or (session.record_id is not None and not session.corrected):
                 continue
             if not session.utterances:
                 self.discard([session.id])
@@ -175,7 +185,9 @@ class DictationService:
                 folder.mkdir(parents=True, exist_ok=True)
                 audio = Path(shutil.move(str(audio), str(folder / audio.name)))
                 session.audio_path, session.owns_audio = audio, False
-            session.record_id = self._history.add_dictation(audio, session.transcript(), session.model_id)
+            session.record_id = self._history.add_dictation(audio, session.transcript(), session.model_id,
+                                                            session.record_id)
+            session.corrected = False
             saved.append(session.record_id)
         return saved
 

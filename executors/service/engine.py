@@ -35,13 +35,13 @@ class EngineService:
         """``executors`` hands in models already loaded (tests and benchmarks share theirs this way)."""
         from ..core.paths import data_dir
 
-        self.settings = settings or ServiceSettings()
+        settings = settings or ServiceSettings()
         self.events = EventHub()
         self.workers = {name: Worker(name) for name in (*MODEL_KINDS, IO)}
-        self.models = ModelSlots(self.settings, self.workers, self.events, executors)
+        self.models = ModelSlots(settings, self.workers, self.events, executors)
         self.jobs = JobBoard(self.events)
-        self.history = HistoryService(self.settings.history_db, self.workers[IO], self.events)
-        self.search = SearchService(self.settings.search_db, self.models, self.workers[EMBEDDING], self.jobs,
+        self.history = HistoryService(settings.history_db, self.workers[IO], self.events)
+        self.search = SearchService(settings.search_db, self.models, self.workers[EMBEDDING], self.jobs,
                                     self.events, self.history)
         self.history.on_record_changed = self._record_changed
         self._scratch = ScratchFolder(data_dir() / "dictation" / "unsaved")
@@ -53,9 +53,12 @@ class EngineService:
     def apply(self, settings: ServiceSettings) -> list[str]:
         """Use ``settings`` from now on; reloads the models they change (returns those kinds; each one's
         ``models.load(kind)`` future settles when it is in). Queued work runs on the new models."""
-        kinds = self.models.reload(settings)
-        self.settings = settings
-        return kinds
+        return self.models.reload(settings)
+
+    @property
+    def settings(self) -> ServiceSettings:
+        """The settings in effect (a model that failed to load leaves its predecessor's choice here)."""
+        return self.models.settings
 
     def subscribe(self, listener) -> Any:
         """``listener(event)`` for every ``executors.service.events`` event; returns the unsubscribe call."""

@@ -74,8 +74,10 @@ class HistoryService:
             self._call("fail", record_id, message, transcript)
         self._changed(record_id)
 
-    def add_dictation(self, audio_path: str | Path | None, transcript: Transcript, model_id: str = "") -> int:
-        record_id = self._call("add_dictation", audio_path, transcript, model_id)
+    def add_dictation(self, audio_path: str | Path | None, transcript: Transcript, model_id: str = "",
+                      record_id: int | None = None) -> int:
+        """A dictation session's record (``record_id``: the one it was saved as before, now replaced)."""
+        record_id = self._call("add_dictation", audio_path, transcript, model_id, record_id)
         self._changed(record_id)
         return record_id
 

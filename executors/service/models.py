@@ -40,15 +40,29 @@ class LoadedModel:
         return getattr(self.executor, "is_multilingual", None) if self.kind == WHISPER else None
 
 
+def check_model(kind: str, ref: str) -> None:
+    """Fail (``FerrumError``) when model ``ref`` of ``kind`` cannot be found or read in the store,
+    before a working model is unloaded for it."""
+    try:
+        with _LOAD_LOCK:
+            _resolve(kind, ref)
+    except Exception as exc:  # noqa: BLE001
+        raise _load_error(exc, kind, ref) from exc
+
+
+def _resolve(kind: str, ref: str):
+    from ..models.store import resolve_model
+
+    return resolve_model(ref, kind=kind)
+
+
 def load_model(kind: str, settings: ServiceSettings) -> LoadedModel:
     """Resolve ``settings``' model of ``kind`` in the model store and load its executor."""
     ref = settings.model_ref(kind)
     start = time.perf_counter()
     try:
         with _LOAD_LOCK:
-            from ..models.store import resolve_model
-
-            resolved = resolve_model(ref, kind=kind)
+            resolved = _resolve(kind, ref)
             if kind == WHISPER:
                 from ..whisper.executor import WhisperModelExecutor
 
@@ -70,6 +84,14 @@ def describe(kind: str, executor, source: str = "given", load_seconds: float = 0
     info = executor.info()
     return LoadedModel(kind, executor, str(getattr(executor, "model_id", "") or info.model_id), source,
                        info.device, info.dtype, load_seconds)
+
+
+def dtype_text(info) -> str:
+    """"int8 (float32 activations)" for a quantised model, whose ``info.dtype`` only names the activations."""
+    quantized = (info.metadata or {}).get("quantized")
+    if quantized:
+        return f"{quantized if isinstance(quantized, str) else 'int8'} ({info.dtype} activations)"
+    return info.dtype
 
 
 def _load_error(exc: Exception, kind: str, ref: str) -> FerrumError:
@@ -111,6 +133,7 @@ def _settle_like(future: Future, done: Future) -> None:
 class _Slot:
     def __init__(self):
         self.loaded: LoadedModel | None = None
+        self.settings: ServiceSettings | None = None  # what ``loaded`` was loaded with
         self.ready: Future | None = None   # settles when the current (re)load ends
         self.state, self.message = "idle", "not loaded yet"
         self.reloads = 0
@@ -128,7 +151,7 @@ class ModelSlots:
         self._lock = threading.Lock()
         for kind, executor in (given or {}).items():
             slot = self._slots[kind]
-            slot.loaded = describe(kind, executor)
+            slot.loaded, slot.settings = describe(kind, executor), settings
             slot.ready = Future()
             slot.ready.set_result(slot.loaded)
             slot.state, slot.message = "ready", f"{slot.loaded.model_id} (given)"
@@ -190,19 +213,43 @@ class ModelSlots:
             return
         settings = self.settings
         self._set_state(kind, state, f"Loading {settings.model_ref(kind)} (device: {settings.device})…")
-        old, slot.loaded = slot.loaded, None
+        old = slot.loaded
         try:
-            if old is not None:
+            if old is not None:  # a model that cannot be found never replaces a working one
+                check_model(kind, settings.model_ref(kind))
+                slot.loaded = None
                 shutdown_executor(old.executor)
             model = load_model(kind, settings)
         except Exception as exc:  # noqa: BLE001 - kept in the future, shown as the slot's state
             err = wrap_unexpected(exc, f"loading the {kind} model")
+            if old is not None:
+                self._keep_previous(kind, old, err, future)
+                return
             self._set_state(kind, "error", err.message, err)
             future.set_exception(err)
             return
-        slot.loaded = model
-        self._set_state(kind, "ready", f"{model.model_id} on {model.device} ({model.dtype}), "
+        slot.loaded, slot.settings = model, settings
+        self._set_state(kind, "ready", f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, "
                                        f"loaded in {model.load_seconds:.1f} s")
+        future.set_result(model)
+
+    def _keep_previous(self, kind: str, old: LoadedModel, err: FerrumError, future: Future) -> None:
+        """The new model failed: go back to the one that worked (loading it again when it was unloaded
+        already) and to its settings, so work goes on and the refused choice is not kept."""
+        slot = self._slots[kind]
+        before = slot.settings or self.settings
+        self.settings = self.settings.with_model_of(kind, before)
+        model = old
+        if slot.loaded is None:
+            try:
+                model = load_model(kind, before)
+            except Exception as exc:  # noqa: BLE001
+                again = wrap_unexpected(exc, f"loading the {kind} model again")
+                self._set_state(kind, "error", again.message, again)
+                future.set_exception(again)
+                return
+        slot.loaded = model
+        self._set_state(kind, "ready", f"{model.model_id} kept: {err.message}", err)
         future.set_result(model)
 
     def _set_state(self, kind: str, state: str, message: str, error: FerrumError | None = None) -> None:
@@ -211,4 +258,5 @@ class ModelSlots:
         self._events.emit(ModelStateChanged(kind, state, message, error))
 
 
-__all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "load_model", "shutdown_executor"]
+__all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "dtype_text", "load_model",
+           "shutdown_executor"]

@@ -118,17 +118,19 @@ class SearchService:
         self._background(self.index_record(record_id), "indexing the transcript")
 
     def index_transcripts(self, job_id: str | None = None) -> Job:
-        """Make every transcript in the history searchable (a job; unchanged ones are skipped)."""
-        from ..search import IndexReport, index_transcript
-        from ..transcripts.history import RecordStatus
+        """Make every transcript in the history searchable (a job; unchanged ones are skipped): one
+        per recording, its newest; entries of deleted or superseded records leave the index first."""
+        from ..search import IndexReport, index_transcript, prune_transcripts
+        from ..transcripts.history import searchable_entries
 
         job = self._jobs.create("index", "Transcripts", "history", job_id)
 
         def body(job: Job):
             embedder = self._embedder()
-            entries = [e for e in self._history.list() if e.segment_count and e.status is not RecordStatus.RUNNING]
+            entries = searchable_entries(self._history.list())
             self._jobs.started(job)
-            progress, total = self._progress(job), IndexReport()
+            total = IndexReport(files_removed=prune_transcripts(self.store, [e.id for e in entries], TRANSCRIPTS))
+            progress = self._progress(job)
             try:
                 for done, entry in enumerate(entries):
                     job.token.raise_if_cancelled("indexing of the transcripts")

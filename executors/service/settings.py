@@ -35,6 +35,10 @@ class ServiceSettings:
     def with_changes(self, **changes) -> ServiceSettings:
         return replace(self, **changes)
 
+    def with_model_of(self, kind: str, other: ServiceSettings) -> ServiceSettings:
+        """These settings with ``other``'s choices for the ``kind`` model (its reference and options)."""
+        return replace(self, **{k: getattr(other, k) for k in _PER_MODEL[kind]})
+
     def models_to_reload(self, new: ServiceSettings) -> list[str]:
         """Which executors ("whisper", "embedding") must reload to apply ``new``."""
         if any(getattr(self, k) != getattr(new, k) for k in _SHARED):

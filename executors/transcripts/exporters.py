@@ -263,6 +263,21 @@ def render_transcript(transcript: Transcript, fmt: str, file_id: str = "audio") 
     return writers[fmt](transcript)
 
 
+def export_target(path: str | Path, fallback: str | None = None) -> tuple[Path, str]:
+    """Where to write and in which format, for a file name the user gave.
+
+    A known extension (``notes.vtt``) decides the format, whatever else was chosen; a name without
+    one gets ``fallback``'s extension (``notes`` → ``notes.srt``); ``fallback`` defaults to txt."""
+    path = Path(path)
+    typed = path.suffix.lower().lstrip(".")
+    if typed in EXPORT_FORMATS:
+        return path, typed
+    fmt = (fallback or "txt").lower()
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidParameterError(f"Cannot export as '{fmt}'", f"use one of {', '.join(EXPORT_FORMATS)}")
+    return path.with_name(f"{path.name}.{fmt}"), fmt
+
+
 def write_transcript(transcript: Transcript, fmt: str, dest: Destination) -> Path | None:
     """Write ``transcript`` as ``fmt`` to a path (UTF-8; returns it) or to an open text file."""
     text = render_transcript(transcript, fmt, Path(dest).stem if not hasattr(dest, "write") else "audio")

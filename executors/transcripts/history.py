@@ -71,6 +71,7 @@ class HistoryRecord:
     transcript: Transcript
     error: str | None = None
     edited_segments: set[int] = field(default_factory=set)
+    original_texts: dict[int, str] = field(default_factory=dict)  # decoded text of each edited segment
 
 
 def _options_dict(options: Any) -> dict[str, Any]:
@@ -221,9 +222,12 @@ class TranscriptHistory:
         """Mark a record cancelled by the user, keeping the partial transcript."""
         self._close_record(record_id, RecordStatus.CANCELLED, partial, "cancelled")
 
-    def update_segment_text(self, record_id: int, segment_id: int, text: str) -> None:
-        cur = self._write("UPDATE segments SET edited_text=? WHERE record_id=? AND seg_id=?",
-                          (text, record_id, segment_id))
+    def update_segment_text(self, record_id: int, segment_id: int, text: str | None) -> None:
+        """Save the user's text for a segment. ``None``, or the decoded text itself, reverts the
+        segment to what was decoded (it is then no longer counted as edited)."""
+        cur = self._write("UPDATE segments SET edited_text=CASE WHEN ? IS NULL OR trim(?)=trim(text) THEN NULL"
+                          " ELSE ? END WHERE record_id=? AND seg_id=?",
+                          (text, text, text, record_id, segment_id))
         if cur.rowcount == 0:
             raise NotFoundError(f"Segment {segment_id} of transcript {record_id} is not in the history",
                                 "refresh the transcript; it may have been deleted")
@@ -238,8 +242,20 @@ class TranscriptHistory:
             self._write("DELETE FROM speaker_names WHERE record_id=? AND label=?", (record_id, label))
 
     def add_dictation(self, audio_path: str | Path | None, transcript: Transcript,
-                      model_id: str = "") -> int:
-        """Save a finished dictation session (its recording, if kept, at ``audio_path``)."""
+                      model_id: str = "", record_id: int | None = None) -> int:
+        """Save a finished dictation session (its recording, if kept, at ``audio_path``).
+
+        Saving a session again (its ``record_id``, or the same recording) replaces its transcript in
+        that entry, so saving after correcting the text never makes a second entry."""
+        if record_id is None and audio_path:
+            rows = self._read("SELECT id FROM records WHERE kind='dictation' AND audio_path=? ORDER BY id DESC",
+                              (str(audio_path),))
+            record_id = int(rows[0]["id"]) if rows else None
+        if record_id is not None:
+            self._require(record_id)
+            self._write("DELETE FROM segments WHERE record_id=?", (record_id,))
+            self.finish(record_id, transcript)
+            return record_id
         source = str(audio_path) if audio_path else f"Dictation {time.strftime('%Y-%m-%d %H:%M')}"
         record_id = self.begin(source, model_id or transcript.model_id, {"language": transcript.language},
                                audio_path=audio_path or "", kind="dictation")
@@ -285,4 +301,19 @@ class TranscriptHistory:
                              options=json.loads(rec["options"] or "{}"),
                              status=self._status(rec["status"], rec["id"]), created=rec["created"],
                              finished=rec["finished"], transcript=transcript, error=rec["error"],
-                             edited_segments={r["seg_id"] for r in seg_rows if r["edited_text"] is not None})
+                             edited_segments={r["seg_id"] for r in seg_rows if r["edited_text"] is not None},
+                             original_texts={r["seg_id"]: r["text"] for r in seg_rows if r["edited_text"] is not None})
+
+
+def searchable_entries(entries: list[HistoryEntry]) -> list[HistoryEntry]:
+    """The records worth putting in the search index: one per transcribed file (its newest finished
+    transcript, else its newest one with segments) and every dictation with text; never a running job."""
+    chosen: dict[tuple, HistoryEntry] = {}
+    for entry in sorted(entries, key=lambda e: -e.id):  # newest first
+        if not entry.segment_count or entry.status is RecordStatus.RUNNING:
+            continue
+        key = ("file", entry.source) if entry.kind == "file" else ("record", entry.id)
+        best = chosen.get(key)
+        if best is None or (best.status is not RecordStatus.DONE and entry.status is RecordStatus.DONE):
+            chosen[key] = entry
+    return sorted(chosen.values(), key=lambda e: -e.id)

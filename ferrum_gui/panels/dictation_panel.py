@@ -27,6 +27,7 @@ from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet
 
 START_SHORTCUT = "Ctrl+D"
+_DEVICE_KEY = "dictation/input"
 
 
 class DictationPanel(QWidget):
@@ -44,10 +45,16 @@ class DictationPanel(QWidget):
         self.utterances: list[tuple[float, float, str]] = []
         self.sessions: list = []    # DictationSession of each run shown since the last Clear
         self._held = False
+        self._settings = getattr(parent, "qsettings", None)  # remembers the chosen input
+        self._devices: dict[str, object] = {}   # combo key -> InputDevice
+        self._rendering = False
 
         self.device = QComboBox()
         self.device.setToolTip("Audio input used for dictation")
         self.device.setMinimumWidth(220)
+        self.device.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.device.setMinimumContentsLength(18)
+        self.device.activated.connect(self._remember_device)
         refresh = QToolButton()
         refresh.setText("↻")
         refresh.setToolTip("Look for audio inputs again")
@@ -70,7 +77,9 @@ class DictationPanel(QWidget):
         top.addWidget(self.hold_button)
 
         self.view = QTextBrowser()
-        self.view.setPlaceholderText(f"Press Start ({START_SHORTCUT}) or hold “Hold to talk” and speak.")
+        self.view.setPlaceholderText(f"Press Start ({START_SHORTCUT}) or hold “Hold to talk” and speak. "
+                                     "When you stop, you can correct the text here before saving it.")
+        self.view.textChanged.connect(self._on_text_edited)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -118,10 +127,14 @@ class DictationPanel(QWidget):
             self.show_message(str(exc))
             exc._ferrum_reported = True
         self.device.clear()
+        self._devices = {d.key: d for d in devices}
+        saved = str(self._settings.value(_DEVICE_KEY, "")) if self._settings is not None else ""
         for d in devices:
-            self.device.addItem(f"{d.name}{'  (default)' if d.is_default else ''}", d.index)
-            if d.is_default:
-                self.device.setCurrentIndex(self.device.count() - 1)
+            self.device.addItem(f"{d.name}{'  (default)' if d.is_default else ''}", d.key)
+            self.device.setItemData(self.device.count() - 1, f"{d.name} — {d.hostapi}", Qt.ItemDataRole.ToolTipRole)
+        chosen = saved if saved in self._devices else next((d.key for d in devices if d.is_default), None)
+        if chosen is not None:
+            self.device.setCurrentIndex(self.device.findData(chosen))  # the input chosen last time, if still there
         if devices:
             self.show_message("")
         elif not self.message.text():
@@ -172,7 +185,7 @@ class DictationPanel(QWidget):
                     await self._load_devices()
                 if self.device.count() == 0:
                     raise_no_device()
-                source = MicrophoneSource(self.device.currentData())
+                source = MicrophoneSource(self._devices[self.device.currentData()])
             if self.state == "stopping":
                 return
             self._set_state("listening")
@@ -223,9 +236,31 @@ class DictationPanel(QWidget):
         body = html.escape(self.committed_text(with_breaks=True)).replace("\n", "<br>")
         if self.tentative:
             body += f' <span style="color:{grey}">{html.escape(self.tentative)}</span>'
-        self.view.setHtml(body)
+        self._rendering = True
+        try:
+            self.view.setHtml(body)
+        finally:
+            self._rendering = False
         self.view.verticalScrollBar().setValue(self.view.verticalScrollBar().maximum())
         self._update_buttons()
+
+    def _on_text_edited(self) -> None:
+        """The user corrected the text (only possible between sessions): it is what Copy and Save take."""
+        if self._rendering or self.state != "idle" or not self.utterances:
+            return
+        from executors.dictation import apply_session_edits
+
+        shown = [s for s in self.sessions if s.utterances]
+        for session, utterances in zip(shown, apply_session_edits([s.utterances for s in shown],
+                                                                  self.view.toPlainText())):
+            self.host.correct_dictation(session.id, utterances)
+        self.utterances = [u for s in shown for u in s.utterances]
+        self.committed = [piece for _, _, text in self.utterances for piece in (text, "\n")]
+        self._update_buttons()
+
+    def _remember_device(self, _index: int = 0) -> None:
+        if self._settings is not None and self.device.currentData():
+            self._settings.setValue(_DEVICE_KEY, self.device.currentData())
 
     def _show_latency(self) -> None:
         last = self.latencies[-1] * 1000
@@ -250,7 +285,7 @@ class DictationPanel(QWidget):
         QGuiApplication.clipboard().setText(self.committed_text(with_breaks=True).strip())
 
     def unsaved_sessions(self) -> list:
-        return [s for s in self.sessions if s.record_id is None and s.utterances]
+        return [s for s in self.sessions if (s.record_id is None or s.corrected) and s.utterances]
 
     def clear(self) -> None:
         """Clear the text; sessions not saved by now are forgotten with their recordings."""
@@ -288,6 +323,7 @@ class DictationPanel(QWidget):
         self.start_button.setChecked(running)
         self.start_button.setText("Stop" if running else "Start")
         self.device.setEnabled(not running)
+        self.view.setReadOnly(running)  # corrections between sessions
         self.save_button.setEnabled(not running and bool(self.unsaved_sessions()))
         self.copy_button.setEnabled(bool(self.committed))
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import time
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QScrollArea, QVBoxLayout, QWidget)
+
+from executors.service.models import dtype_text
 
 from ..widgets.kv_table import DataTable, KeyValueTable
 from ..widgets.plots import LivePlots, SeriesSpec
@@ -78,6 +81,7 @@ class ExecutorCard(QGroupBox):
         self.busy.hide()
         self.table = KeyValueTable("Loading the model… its status appears here once it is ready.",
                                    per_row=2, fit_rows=11)
+        self._message = ""
         top = QHBoxLayout()
         top.addWidget(self.state_label, 1)
         top.addWidget(self.busy)
@@ -87,19 +91,25 @@ class ExecutorCard(QGroupBox):
         self.model_state = "idle"
 
     def set_model_state(self, state: str, message: str) -> None:
-        self.model_state = state
-        shown = {"loading": "loading…", "reloading": "reloading…"}.get(state, state)
-        self.state_label.setText(f"{shown.capitalize()} — {message}" if message else shown.capitalize())
+        self.model_state, self._message = state, message
+        self._show_state(state)
         self.busy.setVisible(state in ("loading", "reloading"))
+
+    def _show_state(self, state: str) -> None:
+        shown = {"loading": "loading…", "reloading": "reloading…"}.get(state, state)
+        message = self._message
+        self.state_label.setText(f"{shown.capitalize()} — {message}" if message else shown.capitalize())
         if state == "error":
             self.table.set_pairs([])
             self.table.set_placeholder(f"The model could not be loaded: {message}")
 
     def update_status(self, status, metrics: dict | None) -> None:
+        if self.model_state == "ready":  # the header says what the State row says (Busy during a job)
+            self._show_state(status.state.value.lower())
         pairs = [("State", status.state.value), ("Ready", _yes(status.is_ready))]
         if metrics:
             info, model = metrics["info"], metrics.get("model")
-            pairs += [("Model", info.model_id), ("Device", info.device), ("Dtype", info.dtype),
+            pairs += [("Model", info.model_id), ("Device", info.device), ("Dtype", dtype_text(info)),
                       ("Parameters", format_count(info.num_parameters))]
             if model is not None:
                 pairs += [("Source", model.source), ("Loaded in", f"{model.load_seconds:.1f} s")]
@@ -134,8 +144,11 @@ class MonitorPanel(QWidget):
                                       "Capabilities appear once a model is loaded.", fit_rows=len(_CAPABILITY_ROWS))
         self.caches = DataTable(["Model", "Cache", "Hits", "Misses", "Hit rate", "Entries", "Size", "Evicted"],
                                 "No cache yet: embed some texts to fill the embedding cache.",
-                                fit_rows=len(_CAPABILITY_ROWS), stretch=True)
-        self.caches.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+                                fit_rows=len(_CAPABILITY_ROWS))
+        for table in (self.capabilities, self.caches):  # columns as wide as their words; the page scrolls
+            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            table.horizontalHeader().setStretchLastSection(True)
+            table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.plots = LivePlots(SERIES)
 
         content = QWidget()
@@ -191,6 +204,7 @@ class MonitorPanel(QWidget):
             return
         self.capabilities.set_rows([[label, *(fmt(caps[n]) if n in caps else "—" for n in TITLES)]
                                     for label, fmt in _CAPABILITY_ROWS])
+        _fit_columns(self.capabilities)
 
     def _refresh_caches(self) -> None:
         rows = []
@@ -200,6 +214,14 @@ class MonitorPanel(QWidget):
                 rows.append([SHORT[name], cache_name, f"{c.hits:,}", f"{c.misses:,}", f"{c.hit_rate:.0%}",
                              f"{c.entries:,}", format_bytes(c.bytes), f"{c.evictions:,}"])
         self.caches.set_rows(rows)
+        _fit_columns(self.caches)
+
+
+def _fit_columns(table) -> None:
+    """Never narrower than its columns' words ("Misses", not "Misse"): the page scrolls instead."""
+    header = table.horizontalHeader()
+    needed = sum(max(header.sectionSizeHint(c), table.sizeHintForColumn(c)) for c in range(table.columnCount()))
+    table.setMinimumWidth(needed + 2 * table.frameWidth() + 2)
 
 
 def _boxed(title: str, widget: QWidget) -> QGroupBox:

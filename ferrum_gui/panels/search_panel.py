@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from executors.core.errors import Cancelled, FerrumError
+from executors.core.errors import Cancelled, FerrumError, NotFoundError
 from executors.service import FILES, TRANSCRIPTS
 
 from .. import theme
@@ -40,6 +40,7 @@ FILES_COLLECTION = FILES
 TRANSCRIPTS_COLLECTION = TRANSCRIPTS
 TRANSCRIPTS_SOURCE = "transcripts"      # the pseudo-source standing for the whole history
 SEARCH_DELAY_MS = 250
+PASSAGES_PER_DOCUMENT = 3  # passages fetched per result shown
 SCOPES = [("Everything", None), ("Files", FILES_COLLECTION), ("Transcripts", TRANSCRIPTS_COLLECTION)]
 _SETTINGS_KEY = "search/sources"
 _PATH_ROLE = Qt.ItemDataRole.UserRole
@@ -82,6 +83,8 @@ class SearchPanel(QWidget):
         self.sources.addItem(transcripts)
         self.add_files_action = panel_action(self, "Add files…", "Ctrl+Shift+O", S.SP_FileIcon, self._choose_files)
         self.add_folder_action = panel_action(self, "Add folder…", "Ctrl+Shift+D", S.SP_DirIcon, self._choose_folder)
+        self.add_files_action.setIconText("Files…")  # the buttons' words; the tooltips say "Add files…"
+        self.add_folder_action.setIconText("Folder…")
         self.remove_action = panel_action(self, "Remove", "Del", S.SP_TrashIcon, self.remove_selected_source)
         self.reindex_action = panel_action(self, "Re-index", "Ctrl+R", S.SP_BrowserReload,
                                            lambda: self._tasks.spawn(self.reindex(), "re-indexing"))
@@ -113,6 +116,8 @@ class SearchPanel(QWidget):
         self.query = QLineEdit()
         self.query.setPlaceholderText("Search files and transcripts…  (Ctrl+F)")
         self.query.setClearButtonEnabled(True)
+        # never "S…": the box keeps room for a few words (the placeholder's first three)
+        self.query.setMinimumWidth(self.query.fontMetrics().horizontalAdvance("Search files and transcripts") + 56)
         self.query.addAction(self.style().standardIcon(S.SP_FileDialogContentsView),
                              QLineEdit.ActionPosition.LeadingPosition)
         self.hybrid = QCheckBox("Hybrid")
@@ -264,7 +269,7 @@ class SearchPanel(QWidget):
             return "failed", "Indexing failed; see the notification for details."
         finally:
             self._set_indexing(False)
-        return "done", _report_text(report)
+        return "done", report.summary()
 
     async def _index_transcripts(self) -> tuple[str, str]:
         if self.is_indexing():
@@ -328,7 +333,9 @@ class SearchPanel(QWidget):
         self._tasks.spawn(self.search(self.query.text()), "searching")
 
     async def search(self, query: str) -> list:
-        """Run one query; results of a query overtaken by newer typing are dropped."""
+        """Run one query; results of a query overtaken by newer typing are dropped (and a search
+        still waiting for typing to pause is overtaken by this one)."""
+        self._debounce.stop()
         self._search_seq += 1
         seq = self._search_seq
         query = query.strip()
@@ -338,15 +345,24 @@ class SearchPanel(QWidget):
             return []
         started = time.perf_counter()
         self.result_status.setText("Searching…")
-        hits = await self.host.search(query, k=self.top_k.value(), hybrid=self.hybrid.isChecked(),
-                                      collection=self.scope.currentData())
-        if seq != self._search_seq:
-            return hits
-        self.results.set_results(hits, query, empty_text=f"No matches for “{query}”. Index more sources, "
-                                                         "or try other words.")
+        shown = False
+        try:
+            # a few passages per document, so each of the top-k documents can show its best ones
+            hits = await self.host.search(query, k=self.top_k.value() * PASSAGES_PER_DOCUMENT,
+                                          hybrid=self.hybrid.isChecked(), collection=self.scope.currentData())
+            if seq != self._search_seq:
+                return hits
+            self.results.set_results(hits, query, limit=self.top_k.value(),
+                                     empty_text=f"No matches for “{query}”. Index more sources, or try other words.")
+            shown = True
+        finally:
+            if seq == self._search_seq and not shown:
+                self.result_status.setText("The search failed; the notification above says why.")
+        documents = self.results.count()
         ms = (time.perf_counter() - started) * 1000
-        self.result_status.setText(f"{len(hits)} result(s) in {ms:.0f} ms")
-        self.resultsShown.emit(query, len(hits))
+        self.result_status.setText(f"{documents} result{'s' if documents != 1 else ''} "
+                                   f"({len(hits)} passages) in {ms:.0f} ms")
+        self.resultsShown.emit(query, documents)
         return hits
 
     def open_result(self, hit) -> None:
@@ -354,8 +370,16 @@ class SearchPanel(QWidget):
         if record_id is not None:
             segment_ids = list(getattr(hit, "segment_ids", None) or [])
             self.openTranscript.emit(record_id, int(segment_ids[0]) if segment_ids else -1)
-        else:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(hit.source)))
+            return
+        path = Path(str(hit.source))
+        if not path.is_file():
+            self.host.failure.emit(NotFoundError(
+                f"{path.name} is no longer at {path.parent}",
+                "it was moved or deleted since it was indexed; press Re-index to bring the index up to date"))
+        elif not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.host.failure.emit(NotFoundError(
+                f"No application is set up to open {path.name}",
+                f"choose a default application for {path.suffix or 'these'} files in your system settings"))
 
     def shutdown(self) -> None:
         self._debounce.stop()
@@ -369,16 +393,3 @@ def _button(action: QAction) -> QToolButton:
     button.setDefaultAction(action)
     button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     return button
-
-
-def _report_text(report) -> str:
-    parts = []
-    for field, label in (("files_added", "added"), ("files_updated", "updated"),
-                         ("files_skipped", "unchanged"), ("files_removed", "removed")):
-        value = getattr(report, field, None)
-        if value:
-            parts.append(f"{value} {label}")
-    chunks = getattr(report, "chunks_embedded", None)
-    if chunks is not None:
-        parts.append(f"{chunks} chunks embedded")
-    return "Indexed: " + (", ".join(parts) if parts else "nothing changed")

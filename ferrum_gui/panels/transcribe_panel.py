@@ -4,16 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
-
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
-    QSizePolicy,
+    QMenu,
     QSplitter,
     QStyle,
     QToolButton,
@@ -21,21 +19,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from executors.audio.files import select_media
 from executors.core.errors import InvalidParameterError
-from executors.transcripts.exporters import FORMATS, export_format
+from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
-from ..widgets.actions import panel_action
-from ..widgets.history_list import HistoryList
+from ..widgets.actions import group_box, text_tool_button
+from ..widgets.elided_label import ElidedLabel
 from ..widgets.job_list import JobList, JobState
 from ..widgets.tasks import TaskSet
 from ..widgets.transcribe_options import TranscribeOptionsBar
 from ..widgets.transcript_view import TranscriptView
-from .transcribe_queue import TranscriptionQueue
+from .transcribe_actions import build_transcript_actions
+from .transcribe_export import ExportDialog
+from .transcribe_history import HistoryPane
+from .transcribe_queue import TranscriptionQueue, selection_notices
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.m4a *.ogg *.opus *.aac *.wma *.mp4 *.mkv *.mov "
                 "*.webm *.avi);;All files (*)")
-EXPORT_FORMATS = {name: fmt.file_filter for name, fmt in FORMATS.items()}  # the save dialog's filters
 
 
 class TranscribePanel(QWidget):
@@ -45,12 +46,13 @@ class TranscribePanel(QWidget):
     jobStateChanged = Signal(str, str)   # job_id, JobState value
     recordShown = Signal(int)            # record id now in the transcript view
     historyRefreshed = Signal()
+    noticeRequested = Signal(str, str, str, int)  # message, hint, level, timeout ms (0: stays): for the window
 
     def __init__(self, host, parent=None):
         super().__init__(parent)
         self.host = host
-        self.setAcceptDrops(True)
         self._tasks = TaskSet(host.failure.emit)
+        self._settings = getattr(parent, "qsettings", None)  # the window's QSettings (none in some tests)
         self.queue = TranscriptionQueue(host, self)
         self._shown_job: str | None = None      # job whose live segments the view follows
         self._record_id: int | None = None      # history record shown in the view
@@ -64,50 +66,53 @@ class TranscribePanel(QWidget):
 
     def _build(self) -> None:
         self.options_bar = TranscribeOptionsBar(self.host.whisper_models(), self.host.settings.whisper_model)
-        self.open_button = self._tool_button("Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
-                                             "Add audio or video files to the queue", self.open_files)
-        self.clear_button = self._tool_button("Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
-                                              "Remove finished jobs from the queue", self._clear_finished)
+        if self._settings is not None:
+            self.options_bar.restore(self._settings)
+        self.open_button = text_tool_button(self, "Open…", QStyle.StandardPixmap.SP_DialogOpenButton,
+                                            "Add audio or video files to the queue (the arrow: a whole folder)",
+                                            self.open_files)
+        self.open_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        menu = QMenu(self.open_button)
+        menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogOpenButton), "Open files…",
+                       self.open_files)
+        menu.addAction(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon), "Open folder…",
+                       self.open_folder)
+        self.open_button.setMenu(menu)
+        self.clear_button = text_tool_button(self, "Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
+                                             "Remove finished jobs from the queue", self._clear_finished)
+        self.clear_button.setAutoRaise(True)
         top = QHBoxLayout()
         top.setSpacing(8)
         top.addWidget(self.open_button)
         top.addWidget(self.options_bar, 1)
-        top.addWidget(self.clear_button)
 
         self.jobs = JobList()
-        self.history = HistoryList()
-        queue_box = _group("Queue", self.jobs)
-        history_box = _group("History", self.history)
+        self.history_pane = HistoryPane(self.host, lambda rid: rid in self.queue.active_records(), self)
+        self.history = self.history_pane.list
+        queue_box = group_box("Queue", self.jobs)
+        queue_box.layout().addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignRight)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(queue_box)
-        left.addWidget(history_box)
+        left.addWidget(self.history_pane)
 
-        self.title = QLabel()
+        # A long file name must not push the queue narrower: the title gives way ("…", full name in its tooltip).
+        self.title = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
         self.title.setStyleSheet("font-weight:600;")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # A long file name must not push the queue narrower: the title gives way (full name in its tooltip).
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TranscriptView()
         self._set_title("No transcript open")
-        self.export_action = panel_action(self, "Export…", "Ctrl+E", QStyle.StandardPixmap.SP_DialogSaveButton,
-                                          self.export_dialog)
-        self.index_action = panel_action(self, "Add to search", "Ctrl+Shift+I", QStyle.StandardPixmap.SP_FileDialogContentsView,
-                                         lambda: self._tasks.spawn(self.send_to_index(), "indexing the transcript"))
-        self.play_action = panel_action(self, "Play segment", "Ctrl+P", QStyle.StandardPixmap.SP_MediaPlay,
-                                        self.view.play_selected)
-        self.stop_action = panel_action(self, "Stop", "Ctrl+.", QStyle.StandardPixmap.SP_MediaStop,
-                                        self.host.stop_playback)
+        build_transcript_actions(self)
         view_bar = QHBoxLayout()
         view_bar.setSpacing(6)
-        view_bar.addWidget(self.title, 1)
         for action in (self.play_action, self.stop_action, self.index_action, self.export_action):
             button = QToolButton()
             button.setDefaultAction(action)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             view_bar.addWidget(button)
+        view_bar.addStretch(1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.title)  # a line of its own: the buttons beside it left it no room
         right_layout.addLayout(view_bar)
         right_layout.addWidget(self.view, 1)
 
@@ -128,21 +133,14 @@ class TranscribePanel(QWidget):
         self._update_model_state(*self.host.model_state("whisper"))
         self._update_actions()
 
+    def edit_actions(self) -> list:
+        """What the main window lists in its Edit menu for this panel."""
+        return [self.undo_action, self.redo_action, self.revert_action]
+
     def _set_title(self, text: str) -> None:
         self.title.setText(text)
-        self.title.setToolTip(text)
-
-    def _tool_button(self, text, icon, tip, slot) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setIcon(self.style().standardIcon(icon))
-        button.setToolTip(tip)
-        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        button.clicked.connect(slot)
-        return button
 
     def _connect(self) -> None:
-        self.host.historyChanged.connect(self._schedule_history_refresh)
         self.host.modelStateChanged.connect(self._on_model_state)
         q = self.queue
         q.jobQueued.connect(lambda job_id, path: self.jobs.add_job(job_id, path.name, str(path)))
@@ -153,29 +151,41 @@ class TranscribePanel(QWidget):
         q.jobEnded.connect(self._on_job_ended)
         self.jobs.cancelRequested.connect(self.cancel_job)
         self.jobs.jobActivated.connect(self._show_job)
-        self.history.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
-        self.history.deleteRequested.connect(lambda rid: self._tasks.spawn(self._delete_record(rid)))
-        self.history.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
+        self.history_pane.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
+        self.history_pane.recordDeleted.connect(self._on_record_deleted)
+        self.history_pane.indexRequested.connect(lambda rid: self._tasks.spawn(self.send_to_index(rid)))
+        self.history_pane.refreshed.connect(self.historyRefreshed)
         self.view.segmentEdited.connect(self._on_segment_edited)
+        self.view.itemSelectionChanged.connect(self._update_actions)
         self.view.playRequested.connect(self._on_play)
         self.view.speakerRenamed.connect(self._on_speaker_renamed)
         self.options_bar.modelChosen.connect(lambda ref: self._tasks.spawn(self._switch_model(ref)))
-        self._history_timer = QTimer(self)
-        self._history_timer.setSingleShot(True)
-        self._history_timer.setInterval(100)
-        self._history_timer.timeout.connect(self.refresh_history)
+        self.options_bar.changed.connect(self._save_options)
 
     # --- queue ---------------------------------------------------------------------------
 
     def enqueue(self, paths) -> list[str]:
-        """Queue files for transcription with the current options; returns their job ids."""
+        """Queue files for transcription with the current options; folders give their audio and video
+        files (subfolders too), and what was skipped is told. Returns the job ids."""
+        chosen = select_media(paths)
         options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
-        return self.queue.enqueue(paths, options)
+        ids = self.queue.enqueue(chosen.files, options) if chosen.files else []
+        self._tell_selection(chosen)
+        return ids
+
+    def _tell_selection(self, chosen) -> None:
+        for message, hint, level, timeout_ms in selection_notices(chosen):
+            self.noticeRequested.emit(message, hint, level, timeout_ms)
 
     def open_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open audio or video", "", MEDIA_FILTER)
         if paths:
             self.enqueue(paths)
+
+    def open_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Transcribe every audio and video file of a folder")
+        if folder:
+            self.enqueue([folder])
 
     def cancel_job(self, job_id: str) -> None:
         if self.queue.cancel(job_id) and job_id == self.queue.running_job:
@@ -236,6 +246,12 @@ class TranscribePanel(QWidget):
         if ref == self.host.settings.whisper_model:
             return
         await self.host.reload(self.host.settings.with_changes(whisper_model=ref))
+        if self._settings is not None:  # what is in effect now (a model that failed was not kept)
+            self.host.settings.save(self._settings)
+
+    def _save_options(self) -> None:
+        if self._settings is not None:
+            self.options_bar.save(self._settings)
 
     # --- the transcript view ---------------------------------------------------------------
 
@@ -266,7 +282,8 @@ class TranscribePanel(QWidget):
         self._record_id = record.id
         self._audio_path = record.audio_path
         self._transcript = record.transcript
-        self.view.set_segments(record.transcript.segments, record.transcript.speaker_names)
+        self.view.set_segments(record.transcript.segments, record.transcript.speaker_names,
+                               getattr(record, "original_texts", None))
         name = Path(record.source).name or record.source
         self._set_title(f"{name} — {record.status.value}" if record.status.value != "done" else name)
         if segment_id is not None and self.view.select_segment(segment_id) and play:
@@ -292,6 +309,7 @@ class TranscribePanel(QWidget):
         if self._record_id is not None:
             self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
+        self._update_actions()
 
     def _on_speaker_renamed(self, label: str, name: str) -> None:
         if self._record_id is not None:
@@ -299,7 +317,7 @@ class TranscribePanel(QWidget):
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:
-            self.host.play(self._audio_path, start, end)
+            self.playback.play(self._audio_path, start, end)
         else:
             self.host.failure.emit(InvalidParameterError(
                 "This transcript has no audio to play", "dictation sessions keep audio only when recording is on"))
@@ -308,30 +326,29 @@ class TranscribePanel(QWidget):
         has_text = self.view.rowCount() > 0
         self.export_action.setEnabled(has_text)
         self.play_action.setEnabled(has_text and bool(self._audio_path))
-        self.index_action.setEnabled(self._record_id is not None and self._shown_job is None)
+        self.index_action.setEnabled(has_text and self._record_id is not None and self._shown_job is None)
+        selected = self.view.selected_segment()
+        self.revert_action.setEnabled(selected is not None and self.view.is_edited(selected.id))
 
     # --- export and index ------------------------------------------------------------------
 
-    def export_dialog(self) -> None:
-        transcript = self.current_transcript()
-        if transcript is None:
-            return
-        stem = Path(self._audio_path or "transcript").stem
-        path, chosen = QFileDialog.getSaveFileName(self, "Export transcript", f"{stem}.srt",
-                                                   ";;".join(EXPORT_FORMATS.values()), EXPORT_FORMATS["srt"])
-        if path:
-            fmt = next((f for f, flt in EXPORT_FORMATS.items() if flt == chosen), None)
-            self._tasks.spawn(self.export(path, fmt), "exporting the transcript")
+    def export_dialog(self) -> ExportDialog | None:
+        """Open the save dialog (window-modal, not blocking); the export runs when a name is chosen."""
+        if self.current_transcript() is None:
+            return None
+        dialog = ExportDialog(self, Path(self._audio_path or "transcript").stem, getattr(self.window(), "qsettings", None))
+        dialog.fileSelected.connect(lambda path: self._tasks.spawn(self.export(*dialog.target(path)),
+                                                                   "exporting the transcript"))
+        dialog.open()
+        return dialog
 
     async def export(self, path, fmt: str | None = None) -> Path:
-        """Write the shown transcript to ``path`` (format from ``fmt`` or the file extension)."""
+        """Write the shown transcript to ``path``: in the format of its extension when it has a known
+        one, else in ``fmt`` (default txt) with that extension added."""
         transcript = self.current_transcript()
         if transcript is None:
             raise InvalidParameterError("There is no transcript to export", "open or transcribe a file first")
-        path = Path(path)
-        fmt = export_format(fmt, path).name
-        if path.suffix.lower() != f".{fmt}":
-            path = path.with_name(path.name + f".{fmt}")
+        path, fmt = export_target(path, fmt)
         written = await self.host.export(transcript, path, fmt)
         self.status.setText(f"Exported to {written}")
         return written
@@ -347,19 +364,15 @@ class TranscribePanel(QWidget):
 
     # --- history ---------------------------------------------------------------------------
 
-    def _schedule_history_refresh(self) -> None:
-        self._history_timer.start()
+    @property
+    def delete_dialog(self):
+        """The open "Delete transcript?" question, if any."""
+        return self.history_pane.delete_dialog
 
     def refresh_history(self) -> None:
-        self._tasks.spawn(self._refresh_history(), "reading the history")
+        self.history_pane.refresh()
 
-    async def _refresh_history(self) -> None:
-        entries = await self.host.list_history()
-        self.history.set_entries(entries)
-        self.historyRefreshed.emit()
-
-    async def _delete_record(self, record_id: int) -> None:
-        await self.host.delete_history(record_id)
+    def _on_record_deleted(self, record_id: int) -> None:
         if record_id == self._record_id and self._shown_job is None:
             self._record_id = None
             self._transcript = None
@@ -367,32 +380,14 @@ class TranscribePanel(QWidget):
             self._set_title("No transcript open")
             self._update_actions()
 
-    # --- drag and drop ---------------------------------------------------------------------
-
-    def dragEnterEvent(self, event):
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event):
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if paths:
-            self.enqueue(paths)
-            event.acceptProposedAction()
-
     def closeEvent(self, event):
         self.shutdown()
         super().closeEvent(event)
 
     def shutdown(self) -> None:
         """Stop the queue and any pending panel work (the window is closing)."""
-        self._history_timer.stop()
+        self.history_pane.shutdown()
+        self.playback.shutdown()
         self.queue.shutdown()
         self._tasks.cancel_all()
 
-
-def _group(title: str, widget: QWidget) -> QGroupBox:
-    box = QGroupBox(title)
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(8, 8, 8, 8)
-    layout.addWidget(widget)
-    return box

@@ -60,6 +60,10 @@ class TranscriptionQueue(QObject):
     def record_id(self, job_id: str) -> int | None:
         return self._records.get(job_id)
 
+    def active_records(self) -> set[int]:
+        """History records a running job is still writing."""
+        return {self._records[self._running]} if self._running in self._records else set()
+
     # --- control -------------------------------------------------------------------------
 
     def enqueue(self, paths, options: TranscribeOptions) -> list[str]:
@@ -121,3 +125,21 @@ class TranscriptionQueue(QObject):
         if job_id in self._segments:
             self._segments[job_id].append(segment)
             self.segmentAdded.emit(job_id, segment)
+
+
+def selection_notices(chosen) -> list[tuple[str, str, str, int]]:
+    """(message, hint, level, timeout ms) to tell about a ``MediaSelection``: paths that do not exist,
+    and for folders how many files were queued and what was skipped and why."""
+    notices = [(f"{path} does not exist", "check the path, or pick the file again", "warning", 0)
+               for path in chosen.missing]
+    if chosen.folders:
+        skipped = chosen.skipped_text()
+        detail = f" ({skipped})" if skipped else ""
+        if chosen.files:
+            n = len(chosen.files)
+            notices.append((f"Queued {n} file{'s' if n != 1 else ''} from the folder"
+                            f"{'s' if chosen.folders > 1 else ''}{detail}", "", "info", 10000))
+        else:
+            notices.append((f"No audio or video files to transcribe there{detail}",
+                            "pick a folder with WAV, FLAC, MP3, M4A, OGG or video files", "warning", 0))
+    return notices

@@ -64,6 +64,7 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
             when = created.strftime("%H:%M" if created.date() == dt.date.today() else "%d %b %H:%M")
             item = QTreeWidgetItem([when, e.name, format_clock(e.duration), e.language or "–", e.status.value])
             item.setData(COL_DATE, _ID_ROLE, e.id)
+            item.setData(COL_FILE, _ID_ROLE, e.segment_count > 0 and e.status is not RecordStatus.RUNNING)
             item.setToolTip(COL_DATE, created.strftime("%Y-%m-%d %H:%M:%S"))
             item.setToolTip(COL_FILE, e.source)
             item.setToolTip(COL_STATUS, e.error or f"{e.segment_count} segments")
@@ -78,11 +79,28 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
         return [self.topLevelItem(i).data(COL_DATE, _ID_ROLE) for i in range(self.topLevelItemCount())]
 
     def row_text(self, record_id: int) -> list[str]:
-        for i in range(self.topLevelItemCount()):
-            item = self.topLevelItem(i)
-            if item.data(COL_DATE, _ID_ROLE) == record_id:
-                return [item.text(c) for c in range(self.columnCount())]
-        raise KeyError(record_id)
+        item = self._item(record_id)
+        if item is None:
+            raise KeyError(record_id)
+        return [item.text(c) for c in range(self.columnCount())]
+
+    def has_text(self, record_id: int) -> bool:
+        """Whether the record has segments to open, search or export."""
+        item = self._item(record_id)
+        return bool(item is not None and item.data(COL_FILE, _ID_ROLE))
+
+    def name_of(self, record_id: int) -> str:
+        return self._item(record_id).text(COL_FILE) if self._item(record_id) else str(record_id)
+
+    def remove_entry(self, record_id: int) -> None:
+        item = self._item(record_id)
+        if item is not None:
+            self.takeTopLevelItem(self.indexOfTopLevelItem(item))
+            self.viewport().update()
+
+    def _item(self, record_id: int) -> QTreeWidgetItem | None:
+        return next((self.topLevelItem(i) for i in range(self.topLevelItemCount())
+                     if self.topLevelItem(i).data(COL_DATE, _ID_ROLE) == record_id), None)
 
     def selected_record(self) -> int | None:
         items = self.selectedItems()
@@ -97,8 +115,9 @@ class HistoryList(PlaceholderMixin, QTreeWidget):
         S = QStyle.StandardPixmap
         menu.addAction(self.style().standardIcon(S.SP_DialogOpenButton), "Open",
                        lambda: self.recordActivated.emit(record_id))
-        menu.addAction(self.style().standardIcon(S.SP_FileDialogContentsView), "Add to search",
-                       lambda: self.indexRequested.emit(record_id))
+        searchable = menu.addAction(self.style().standardIcon(S.SP_FileDialogContentsView), "Add to search",
+                                    lambda: self.indexRequested.emit(record_id))
+        searchable.setEnabled(bool(item.data(COL_FILE, _ID_ROLE)))  # nothing to search in a failed job
         menu.addSeparator()
         menu.addAction(self.style().standardIcon(S.SP_TrashIcon), "Delete\tDel",
                        lambda: self.deleteRequested.emit(record_id))

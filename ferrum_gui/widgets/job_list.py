@@ -80,7 +80,8 @@ class JobList(PlaceholderMixin, QTreeWidget):
         for col, width in ((COL_PROGRESS, 90), (COL_ELAPSED, 52), (COL_RTF, 52), (COL_STATE, 92),
                            (COL_CANCEL, 30)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(col, width)
+            label = self.headerItem().text(col)  # never "Elapse": room for the caption in any font
+            header.resizeSection(col, max(width, header.fontMetrics().horizontalAdvance(label) + 20))
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.itemActivated.connect(self._on_activated)
         self.itemClicked.connect(self._on_activated)

@@ -1,12 +1,18 @@
-"""Search results: a score bar, the source, and a snippet with the matched words highlighted."""
+"""Search results, one card per document: its name and folder, how relevant it is in words, and
+its best passages with the matched words highlighted (a transcript's passages with their times).
+
+Cards are item widgets whose row height follows the list's width. The list keeps its own record
+of the cards it has built: Qt may resize the viewport while rows are still being inserted (a
+scroll bar appearing or going), and a resize then must only touch cards that exist.
+"""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import Any
+import html
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -20,22 +26,24 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
+from .elided_label import ElidedLabel
 from .highlight import format_clock, highlight_html, query_terms
 from .placeholder import PlaceholderMixin
 
+if TYPE_CHECKING:  # executors.search imports torch: not before the window is up
+    from executors.search.grouping import DocumentResult
+
 SNIPPET_CHARS = 320
-_TRANSCRIPT_SOURCE = re.compile(r"^(?:transcript|history)[:#/](\d+)$")
+MORE_CHARS = 160
+PASSAGES_SHOWN = 3
 
 
 def transcript_record_id(hit: Any) -> int | None:
     """The history record a transcript hit came from, or None for a file hit."""
+    from executors.search.transcripts import transcript_record_id as record_of
+
     rid = getattr(hit, "record_id", None)
-    if rid is not None:
-        return int(rid)
-    if getattr(hit, "doc_kind", "") != "transcript":
-        return None
-    m = _TRANSCRIPT_SOURCE.match(str(getattr(hit, "source", "")))
-    return int(m.group(1)) if m else None
+    return int(rid) if rid is not None else record_of(str(getattr(hit, "source", "")))
 
 
 def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
@@ -57,50 +65,74 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
 
 
-class _ResultRow(QWidget):
-    def __init__(self, hit: Any, terms: list[str], best: float, parent=None):
+class _DocumentCard(QWidget):
+    """One document: a header (icon, name, folder, relevance) over its best passages."""
+
+    passageActivated = Signal(object)  # the SearchHit of a clicked passage time
+
+    def __init__(self, result: DocumentResult, query: str, parent=None):
         super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 6, 8, 6)
-        layout.setSpacing(10)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 100)
-        self.bar.setValue(round(100 * hit.score / best) if best > 0 else 0)
-        self.bar.setFormat(f"{hit.score:.3f}")
-        self.bar.setFixedWidth(72)
-        self.bar.setMaximumHeight(16)
-        self.bar.setToolTip("Score relative to the best result")
+        self.result = result
+        is_transcript = result.record_id is not None or result.doc_kind.value == "transcript"
         icon = QLabel()
-        kind = (theme.icon("transcribe", 16) if transcript_record_id(hit) is not None
+        kind = (theme.icon("transcribe", 16) if is_transcript
                 else self.style().standardIcon(QStyle.StandardPixmap.SP_FileIcon))
         icon.setPixmap(kind.pixmap(16, 16))
-        layout.addWidget(self.bar, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        text_box = QVBoxLayout()
-        text_box.setSpacing(2)
-        self.source = QLabel(_source_text(hit))
-        self.source.setStyleSheet("font-weight:600;")
-        self.source.setToolTip(str(getattr(hit, "source", "")))
-        self.snippet = QLabel(highlight_html(snippet(hit.text, terms), terms))
-        self.snippet.setTextFormat(Qt.TextFormat.RichText)
-        self.snippet.setWordWrap(True)
-        text_box.addWidget(self.source)
-        text_box.addWidget(self.snippet)
-        layout.addLayout(text_box, 1)
+        self.name = QLabel(result.name)
+        self.name.setStyleSheet("font-weight:600;")
+        self.name.setToolTip(result.path or result.source)
+        self.folder = ElidedLabel(result.folder, mode=Qt.TextElideMode.ElideMiddle)
+        self.folder.setObjectName("PanelSubtitle")
+        self.folder.setStyleSheet("padding:0;")
+        rel = result.relevance
+        self.meter = QProgressBar()
+        self.meter.setRange(0, 100)
+        self.meter.setValue(round(100 * rel.fraction))
+        self.meter.setTextVisible(False)
+        self.meter.setFixedSize(48, 8)
+        track = self.meter.palette()  # the empty part: lighter than the card, or a dark palette hides it
+        track.setColor(QPalette.ColorRole.Base, track.color(QPalette.ColorRole.Base).lighter(200))
+        self.meter.setPalette(track)
+        self.relevance = QLabel(rel.label)
+        for widget in (self.meter, self.relevance):
+            widget.setToolTip(rel.detail)
+        header = QHBoxLayout()
+        header.setSpacing(8)
+        header.addWidget(icon)
+        header.addWidget(self.name)
+        header.addWidget(self.folder, 1)
+        header.addWidget(self.meter)
+        header.addWidget(self.relevance)
 
-
-def _source_text(hit: Any) -> str:
-    rid = transcript_record_id(hit)
-    if rid is not None or getattr(hit, "doc_kind", "") == "transcript":
-        start = getattr(hit, "start_time", None)
-        title = Path(getattr(hit, "title", "") or "").name or f"Transcript #{rid}"
-        return f"{title}  ·  {format_clock(start)}" if start is not None else title
-    source = str(getattr(hit, "source", ""))
-    return Path(source).name or source
+        column = QVBoxLayout(self)
+        column.setContentsMargins(10, 8, 10, 8)
+        column.setSpacing(3)
+        column.addLayout(header)
+        self.passages: list[QLabel] = []
+        shown = result.hits[:PASSAGES_SHOWN]
+        for i, hit in enumerate(shown):
+            terms = list(hit.matched_terms or []) or query_terms(query)
+            text = highlight_html(snippet(hit.text, terms, SNIPPET_CHARS if i == 0 else MORE_CHARS), terms)
+            if hit.start_time is not None:
+                text = f'<a href="{i}">{html.escape(format_clock(hit.start_time))}</a>&nbsp;&nbsp;{text}'
+            label = QLabel(text)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setWordWrap(True)
+            label.linkActivated.connect(lambda href, hits=shown: self.passageActivated.emit(hits[int(href)]))
+            if hit.start_time is not None:
+                label.setToolTip("Click the time to open the transcript there")
+            self.passages.append(label)
+            column.addWidget(label)
+        more = len(result.hits) - len(shown)
+        self.more = QLabel(f"+ {more} more passage{'s' if more > 1 else ''} in this document" if more > 0 else "")
+        self.more.setObjectName("PanelSubtitle")
+        self.more.setVisible(more > 0)
+        column.addWidget(self.more)
 
 
 class ResultList(PlaceholderMixin, QListWidget):
-    """``resultActivated(hit)`` on double-click / Enter."""
+    """``resultActivated(hit)`` on double-click / Enter (the document's best passage) or on a
+    passage's time."""
 
     resultActivated = Signal(object)
 
@@ -108,24 +140,32 @@ class ResultList(PlaceholderMixin, QListWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._hits: list[Any] = []
-        self._terms: list[list[str]] = []
+        self._results: list[DocumentResult] = []
+        self._cards: list[tuple[QListWidgetItem, _DocumentCard]] = []
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setAlternatingRowColors(True)
-        self.itemActivated.connect(lambda item: self.resultActivated.emit(self._hits[self.row(item)]))
+        self.itemActivated.connect(lambda item: self.resultActivated.emit(self._results[self.row(item)].best))
 
-    def set_results(self, hits: list[Any], query: str = "", empty_text: str | None = None) -> None:
+    def set_results(self, hits: list[Any], query: str = "", empty_text: str | None = None,
+                    limit: int | None = None) -> None:
+        """Show ``hits`` grouped per document (at most ``limit`` documents)."""
+        from executors.search.grouping import group_hits
+
+        self.set_documents(group_hits(list(hits), limit), query, empty_text)
+
+    def set_documents(self, results: list[DocumentResult], query: str = "", empty_text: str | None = None) -> None:
+        self._cards = []
         self.clear()
-        self._hits = list(hits)
-        self._terms = []
-        best = max((h.score for h in hits), default=0.0)
-        for hit in hits:
-            terms = list(getattr(hit, "matched_terms", None) or []) or query_terms(query)
-            self._terms.append(terms)
-            row = _ResultRow(hit, terms, best)
-            item = QListWidgetItem(self)
-            self.setItemWidget(item, row)
+        self._results = list(results)
+        for result in self._results:
+            card = _DocumentCard(result, query)
+            card.passageActivated.connect(self.resultActivated)
+            item = QListWidgetItem()
+            self.addItem(item)
+            self.setItemWidget(item, card)
+            self._cards.append((item, card))
         self._fit_rows()
         if empty_text is not None:
             self.set_placeholder(empty_text)
@@ -134,27 +174,38 @@ class ResultList(PlaceholderMixin, QListWidget):
     def _fit_rows(self) -> None:
         """Word-wrapped snippets need the row height for the current width."""
         width = self.viewport().width()
-        for i in range(self.count()):
-            item = self.item(i)
-            row = self.itemWidget(item)
-            item.setSizeHint(QSize(width, row.layout().totalHeightForWidth(width)))
+        for item, card in self._cards:
+            item.setSizeHint(QSize(width, card.layout().totalHeightForWidth(width)))
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
         self._fit_rows()
 
+    # --- read-back (tests, screenshots) -------------------------------------------------------
+
+    def documents(self) -> list[DocumentResult]:
+        return list(self._results)
+
     def hits(self) -> list[Any]:
-        return list(self._hits)
+        """The best hit of each document, in display order."""
+        return [r.best for r in self._results]
+
+    def card(self, row: int) -> _DocumentCard:
+        return self._cards[row][1]
 
     def snippet_html(self, row: int) -> str:
-        return self.itemWidget(self.item(row)).snippet.text()
+        return self.card(row).passages[0].text()
 
     def source_text(self, row: int) -> str:
-        return self.itemWidget(self.item(row)).source.text()
+        return self.card(row).name.text()
 
-    def score_value(self, row: int) -> int:
-        return self.itemWidget(self.item(row)).bar.value()
+    def folder_text(self, row: int) -> str:
+        return self.card(row).folder.full_text()
+
+    def relevance_text(self, row: int) -> str:
+        return self.card(row).relevance.text()
 
     def activate_row(self, row: int) -> None:
         self.setCurrentRow(row)
-        self.resultActivated.emit(self._hits[row])
+        self.resultActivated.emit(self._results[row].best)
+

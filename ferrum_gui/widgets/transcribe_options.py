@@ -1,8 +1,15 @@
-"""The per-job options row of the Transcribe panel: model, language, task, word timestamps, speakers."""
+"""The per-job options row of the Transcribe panel: model, language, task, word timestamps, speakers.
+
+Choices are remembered (``save``/``restore`` with a QSettings); a new option is one more entry in
+``_persisted()`` and one more widget in the row. Language and Task follow what the loaded model
+can do: an English-only model (bundled or imported from a folder) fixes them to English/Transcribe.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QWidget
 
 from executors.whisper.options import TranscribeOptions
@@ -12,32 +19,46 @@ LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("Frenc
              ("Spanish", "es"), ("Italian", "it"), ("Portuguese", "pt"), ("Dutch", "nl"),
              ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
              ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
-TASKS = [("Transcribe", "transcribe"), ("Translate to English", "translate")]
+TASKS = [("Transcribe", "transcribe"), ("Translate", "translate")]  # Translate: into English (tooltip)
 SPEAKER_COUNTS = [("auto", None)] + [(str(n), n) for n in range(2, 9)]
+_GROUP = "transcribe/options"
 
+
+MODEL_LABEL_CHARS = 24
+
+
+def model_label(ref: str) -> str:
+    """A short name for the model box: a bundled name as it is, a folder by its own name (a long one
+    shortened in the middle; the full path is the item's tooltip)."""
+    path = Path(ref).expanduser()
+    name = path.name if path.is_absolute() or "/" in ref or "\\" in ref else ref
+    if len(name) > MODEL_LABEL_CHARS:
+        half = (MODEL_LABEL_CHARS - 1) // 2
+        name = f"{name[:half]}…{name[-half:]}"
+    return f"{name} (folder)" if name != ref else name
 
 
 class TranscribeOptionsBar(QWidget):
     """``modelChosen(ref)`` when the user picks another Whisper model."""
 
     modelChosen = Signal(str)
+    changed = Signal()  # a remembered option changed (save it)
 
     def __init__(self, models: list[str], current_model: str, parent=None):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(8)
+        layout.setSpacing(6)
         self.model = QComboBox()
-        self.model.setToolTip("Whisper model used for new jobs (reloads the model)")
+        self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # labels are short
         self.language = QComboBox()
-        self.language.setEditable(False)
         for name, code in LANGUAGES:
             self.language.addItem(name, code)
         self.task = QComboBox()
         for name, code in TASKS:
             self.task.addItem(name, code)
-        self.word_timestamps = QCheckBox("Word timestamps")
-        self.word_timestamps.setToolTip("Time every word (slower)")
+        self.word_timestamps = QCheckBox("Word times")
+        self.word_timestamps.setToolTip("Word timestamps: time every word (slower); the times show next to each segment")
         self.speakers = QCheckBox("Speakers")
         self.speakers.setToolTip("Label who speaks when (times every word to split turns)")
         self.speaker_count = QComboBox()
@@ -55,28 +76,50 @@ class TranscribeOptionsBar(QWidget):
         layout.addWidget(self.speakers)
         layout.addWidget(self.speaker_count)
         layout.addStretch(1)
+        self._multilingual: bool | None = None
         self.set_models(models, current_model)
-        self.model.activated.connect(lambda _i: self.modelChosen.emit(self.model.currentText()))
+        self.model.activated.connect(lambda i: self.modelChosen.emit(self.model.itemData(i)))
+        self.model.currentIndexChanged.connect(lambda _i: self.model.setToolTip(self._model_tip()))
+        for signal in (self.language.currentIndexChanged, self.task.currentIndexChanged, self.word_timestamps.toggled,
+                       self.speakers.toggled, self.speaker_count.currentIndexChanged):
+            signal.connect(lambda *_: self.changed.emit())
+
+    # --- models --------------------------------------------------------------------------
 
     def set_models(self, models: list[str], current: str, multilingual: bool | None = None) -> None:
         """Offer ``models`` with ``current`` chosen; ``multilingual`` is what the loaded model says of
         itself (None while it loads: language and task wait for it)."""
         self.model.blockSignals(True)
         self.model.clear()
-        self.model.addItems(list(dict.fromkeys([current, *models])))
-        self.model.setCurrentText(current)
+        for ref in dict.fromkeys([current, *models]):
+            self.model.addItem(model_label(ref), ref)
+            self.model.setItemData(self.model.count() - 1, ref, Qt.ItemDataRole.ToolTipRole)  # the full path
+        self.model.setCurrentIndex(0)
         self.model.blockSignals(False)
-        self._apply_model_limits(multilingual)
+        self.model.setToolTip(self._model_tip())
+        self._multilingual = multilingual
+        self._apply_model_limits()
 
-    def _apply_model_limits(self, multilingual: bool | None) -> None:
+    def current_model(self) -> str:
+        return self.model.currentData()
+
+    def _model_tip(self) -> str:
+        ref = self.model.currentData() or ""
+        return f"Whisper model for new jobs: {ref}\n(choosing another reloads the model)"
+
+    def _apply_model_limits(self) -> None:
+        multilingual = self._multilingual
         if multilingual is False:
             self.language.setCurrentIndex(self.language.findData("en"))
             self.task.setCurrentIndex(0)
         self.language.setEnabled(bool(multilingual))
         self.task.setEnabled(bool(multilingual))
-        tip = {None: "Waiting for the speech model to load", False: "English-only model"}.get(multilingual, "")
+        tip = {None: "Waiting for the speech model to load", False: "This model understands English only"}.get(
+            multilingual, "")
         self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
-        self.task.setToolTip(tip or "Translate speech in any language into English text")
+        self.task.setToolTip(tip or "Transcribe in the spoken language, or translate the speech into English text")
+
+    # --- options -------------------------------------------------------------------------
 
     def options(self) -> TranscribeOptions:
         options = TranscribeOptions(language=self.language.currentData(), task=self.task.currentData(),
@@ -87,3 +130,33 @@ class TranscribeOptionsBar(QWidget):
             options.word_timestamps = True  # speaker changes inside a segment are found between words
             options.extra["speakers"] = DiarizationOptions(num_speakers=self.speaker_count.currentData())
         return options
+
+    def _persisted(self) -> dict:
+        """key → (read the widget, set the widget) for every remembered option."""
+        def check(box):
+            return box.isChecked, lambda v: box.setChecked(str(v).lower() in ("true", "1"))
+        return {"language": (self.language.currentData, lambda v: _select(self.language, v)),
+                "task": (self.task.currentData, lambda v: _select(self.task, v)),
+                "word_timestamps": check(self.word_timestamps), "speakers": check(self.speakers),
+                "speaker_count": (self.speaker_count.currentData, lambda v: _select(self.speaker_count, v))}
+
+    def save(self, settings: QSettings) -> None:
+        for key, (read, _write) in self._persisted().items():
+            value = read()
+            settings.setValue(f"{_GROUP}/{key}", "" if value is None else value)
+
+    def restore(self, settings: QSettings) -> None:
+        """Set the options saved last time; a model's limits (English only) still win."""
+        for key, (_read, write) in self._persisted().items():
+            if settings.contains(f"{_GROUP}/{key}"):
+                write(settings.value(f"{_GROUP}/{key}"))
+        self._apply_model_limits()
+
+
+def _select(combo: QComboBox, value) -> None:
+    """Select the item whose data is ``value`` ("" stands for None, e.g. auto-detect)."""
+    wanted = value or None
+    for i in range(combo.count()):
+        if combo.itemData(i) == wanted or (wanted is not None and str(combo.itemData(i)) == str(wanted)):
+            combo.setCurrentIndex(i)
+            return

@@ -85,3 +85,42 @@ async def _next_poll(host):
         await done.wait()
     finally:
         host.statusUpdated.disconnect(on_status)
+
+
+def test_header_dtype_and_columns_tell_the_truth(main_window, host, run_async, listen, speech_dir):
+    """The card's header agrees with its State row (Busy during a job); a quantised model's dtype says
+    int8; no table column is narrower than its words, even in the smallest window."""
+    main_window.resize(main_window.minimumSize())
+    monitor = main_window.show_panel("monitor")
+    card = monitor.cards["whisper"]
+    seen: list[tuple[str, str]] = []
+    listen(host.statusUpdated, lambda name, _s: name == "whisper" and seen.append(
+        (card.state_label.text(), monitor.state_text("whisper"))))
+    run_async(host.embed(["the shuttle reached orbit", "the shuttle reached orbit"]))  # fill the cache table
+    run_async(host.transcribe(speech_dir / CLIP), timeout=300)
+    run_async(_next_poll(host), timeout=10)
+
+    busy = [header for header, state in seen if state == "Busy"]
+    assert busy and all(header.startswith("Busy") for header in busy), seen
+    assert all(header.startswith(state) for header, state in seen), seen
+    assert card.state_label.text().startswith("Ready")
+
+    assert getattr(host.whisper, "quantized", None) == "int8"  # what the app loads on a CPU
+    assert monitor.value("whisper", "Dtype") == "int8 (float32 activations)"
+    assert "on cpu, int8 (float32 activations), loaded" in host.model_state("whisper")[1]  # the header's words too
+
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()  # let the layout give the tables the width they asked for
+    for table in (monitor.capabilities, monitor.caches):
+        assert table.rowCount() > 0
+        metrics = table.fontMetrics()
+        header = table.horizontalHeader()
+        for column in range(table.columnCount()):
+            label = table.horizontalHeaderItem(column).text()
+            assert header.sectionSize(column) >= metrics.horizontalAdvance(label) + 8, label
+            for row in range(table.rowCount()):
+                text = table.cell_text(row, column)
+                assert metrics.horizontalAdvance(text) <= table.columnWidth(column) - 6, (label, text)
+        wanted = sum(max(header.sectionSizeHint(c), table.sizeHintForColumn(c)) for c in range(table.columnCount()))
+        assert table.viewport().width() >= wanted  # room for every column at its full width

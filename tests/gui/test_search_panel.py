@@ -76,9 +76,10 @@ def test_index_folder_search_as_you_type_and_open(main_window, posts_dir, wait_u
     names = [Path(h.source).name for h in hits]
     space = sum(labels[n] == "sci.space" for n in names)
     assert space >= 8, [(n, labels[n]) for n in names]
-    scores = [panel.results.score_value(i) for i in range(len(hits))]
-    assert scores[0] == 100 and scores == sorted(scores, reverse=True)
+    assert len(set(names)) == len(names)  # one result per document
+    assert panel.results.relevance_text(0) in ("Very relevant", "Relevant")
     assert panel.results.source_text(0) == names[0]
+    assert panel.results.folder_text(0) == str(folder)
 
     highlighted = [re.findall(r"<span style=[^>]*>([^<]+)</span>", panel.results.snippet_html(i))
                    for i in range(len(hits))]

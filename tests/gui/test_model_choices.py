@@ -1,0 +1,91 @@
+"""Model choices on the real main window: a model picked from a folder shows by its name and, when
+English-only, fixes Language and Task; a model picked on the Transcribe panel is remembered; a bad
+model path in Preferences is refused and the working model kept (and not saved)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings
+
+from ferrum_gui.preferences import ModelsPage
+from ferrum_gui.settings import HostSettings
+
+
+def _saved(window) -> HostSettings:
+    return HostSettings.load(QSettings(window.qsettings.fileName(), QSettings.Format.IniFormat))
+
+
+def test_an_imported_english_only_model_fixes_language_and_task(main_window, host, run_async, wait_until):
+    from executors.models.store import bundled_source
+
+    folder = bundled_source("whisper-tiny.en")  # the CTranslate2 folder: its name does not end in ".en"
+    assert not str(folder).rstrip("/").endswith(".en")
+    panel = main_window.show_panel("transcribe")
+    bar = panel.options_bar
+    original = host.settings
+    try:
+        dialog = main_window.show_preferences()
+        page = dialog.page(ModelsPage)
+        page.whisper.setCurrentText(str(folder))
+        run_async(dialog.apply()[dialog.pages.index(page)], timeout=600)
+        dialog.close()
+        wait_until(lambda: host.settings.whisper_model == str(folder) and host.model_state("whisper")[0] == "ready")
+        assert not bar.language.isEnabled() and not bar.task.isEnabled()
+        assert bar.language.currentData() == "en" and bar.task.currentData() == "transcribe"
+        assert bar.model.currentText() == f"{folder.name} (folder)"  # not a path cut off mid-way
+        assert str(folder) in bar.model.toolTip() and bar.current_model() == str(folder)
+        assert _saved(main_window).whisper_model == str(folder)
+    finally:
+        run_async(host.reload(original), timeout=600)
+
+
+def test_a_model_chosen_on_the_transcribe_panel_is_remembered(main_window, host, run_async, wait_until):
+    panel = main_window.show_panel("transcribe")
+    bar = panel.options_bar
+    original = host.settings
+    index = bar.model.findText("whisper-base")
+    try:
+        bar.model.setCurrentIndex(index)
+        bar.model.activated.emit(index)  # what a pick from the list sends
+        wait_until(lambda: host.settings.whisper_model == "whisper-base" and host.model_state("whisper")[0] == "ready"
+                   and _saved(main_window).whisper_model == "whisper-base", timeout=300)
+        wait_until(lambda: bar.language.isEnabled())  # multilingual: any language, and translation
+        assert bar.task.isEnabled()
+    finally:
+        run_async(host.reload(original), timeout=600)
+
+
+def test_options_are_remembered(main_window, qtbot, host):
+    from ferrum_gui.main_window import MainWindow
+
+    bar = main_window.panels["transcribe"].options_bar
+    bar.word_timestamps.click()
+    assert bar.word_timestamps.isChecked()
+    again = MainWindow(host, main_window.qsettings)  # as after a restart with the same settings
+    try:
+        assert again.panels["transcribe"].options_bar.word_timestamps.isChecked()
+    finally:
+        again.close()
+        again.deleteLater()
+
+
+def test_a_bad_model_path_is_refused_and_the_working_model_kept(main_window, host, run_async, tmp_path):
+    monitor = main_window.show_panel("monitor")
+    original = host.settings
+    missing = tmp_path / "no-such-model"
+    loaded = host.model("whisper")
+    dialog = main_window.show_preferences()
+    page = dialog.page(ModelsPage)
+    page.whisper.setCurrentText(str(missing))
+    try:
+        run_async(dialog.apply()[dialog.pages.index(page)], timeout=300)
+        dialog.close()
+        assert host.model_state("whisper")[0] == "ready" and host.model("whisper") is loaded
+        assert host.settings.whisper_model == original.whisper_model
+        assert _saved(main_window).whisper_model == original.whisper_model  # the bad path is not saved
+        assert main_window.indicators["whisper"].label.text().endswith("ready")
+        assert not monitor.cards["whisper"].state_label.text().lower().startswith("error")
+        assert any("no-such-model" in card.message + (card.hint or "")
+                   for card in main_window.notifications.notifications())
+        assert host.whisper is not None and host.whisper.model_id == loaded.model_id
+    finally:
+        run_async(host.reload(original), timeout=300)
