@@ -2,7 +2,7 @@
 
 DER is pyannote.metrics' DiarizationErrorRate with a 0.25 s collar and overlapping speech scored
 (a second voice we do not label counts as missed). Next to ours, in the same run: "one speaker"
-(every stretch our VAD hears given to one speaker) and, on the meetings, one speaker over the
+(all the speech our pipeline detects given to one speaker) and, on the meetings, one speaker over the
 reference's own speech (perfect detection, the 30.5 % the issue quotes).
 Speed: real-time factor of ``diarize`` at the given thread count, next to the transcription it rides
 on (tiny.en, with and without the word timestamps that speaker re-segmentation uses), medians of
@@ -80,7 +80,7 @@ def _summary(label, rows):
     pooled = sum(r[0]["missed detection"] + r[0]["false alarm"] + r[0]["confusion"] for r in rows) / \
         sum(r[0]["total"] for r in rows) * 100
     base = statistics.mean(r[1]["diarization error rate"] for r in rows) * 100
-    print(f"{label}: mean DER {mean:.1f} % (pooled {pooled:.1f} %); one speaker over our VAD: mean {base:.1f} %")
+    print(f"{label}: mean DER {mean:.1f} % (pooled {pooled:.1f} %); one speaker over our speech detection: mean {base:.1f} %")
     return mean
 
 
@@ -132,7 +132,7 @@ def bench_speed(threads: int, reps: int) -> None:
         "transcribe": lambda f: whisper.transcribe(f, TranscribeOptions(language="en")),
         "transcribe+words": lambda f: whisper.transcribe(f, TranscribeOptions(language="en", word_timestamps=True)),
     }
-    diarize(files[0])  # loads the encoder and VAD
+    diarize(files[0])  # loads the networks and the VAD
     times: dict[str, list[float]] = {k: [] for k in jobs}
     for _ in range(reps):
         for name, job in jobs.items():  # interleaved, so machine noise hits every job alike

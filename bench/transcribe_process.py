@@ -64,8 +64,10 @@ def run_case(name: str, files: list[Path], refs: list[str], utts, args, threads:
         out = tmp / engine.replace(" ", "_").replace("(", "").replace(")", "")
         outs[engine] = out
         full = [str(out) if part == str(tmp / "OUT") else part for part in cmd]
+        # ours also writes its transcript history (part of the cost), into the run's own folder
+        env = {**os.environ, "FERRUM_DATA_DIR": str(tmp / "data")}
         jobs[engine] = (lambda full=full: subprocess.run(full, check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                                         stderr=subprocess.PIPE))
+                                                         stderr=subprocess.PIPE, env=env))
 
     def show(key, rep, dt, _):
         print(f"  {name} threads {threads} rep {rep} {key:40s} {dt:8.2f} s", flush=True)

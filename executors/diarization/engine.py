@@ -1,26 +1,28 @@
 """``diarize(audio, options) -> Diarization``: who spoke when, offline.
 
-Speech regions from Silero VAD; a GE2E voice embedding every ``step_s`` over the speech; the
-embeddings of each stretch of speech (up to ``unit_s``) averaged into one voice print; agglomerative
-clustering of those (count given, or found by a distance threshold, tiny clusters folded away);
-every window labelled by its nearest voice; short runs smoothed; turns on the recording's timeline.
+The segmentation network finds up to three local speakers in each 10 s chunk (chunks every
+``step_s``); CAM++ makes a voice print of each from the frames where they talk; agglomerative
+clustering of the voice prints (count given, or found by a distance threshold) says which local
+speakers are the same person; each chunk's speakers then vote, frame by frame, for their voices,
+and the voices with most votes are talking, as many as the segmentation hears there. Speech that
+Silero VAD hears and the network does not goes to the nearest speaker in time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from ..audio.decode import load_audio
-from ..audio.vad import speech_spans
 from ..core.errors import wrap_unexpected
 from ..core.types import CancelToken, Progress
-from .clustering import cluster_units, first_appearance_order, unit_ids
-from .encoder import SpeakerEncoder
+from ..audio.vad import speech_spans
+from .activity import chunk_activity, frame_spans
+from .clustering import cluster_speakers
+from .models import SpeakerModels
 from .options import Diarization, DiarizationOptions
-from .turns import smooth_short_runs, window_turns
-from .windows import embed_speech
+from .segmenter import CHUNK_SAMPLES, SAMPLE_RATE
+from .turns import fill_heard_speech, span_frames, speaker_turns, voice_activity
+from .voiceprints import voice_prints
 
 ProgressFn = Callable[[Progress], None]
 
@@ -41,29 +43,28 @@ def diarize(audio, options: DiarizationOptions | None = None, *, on_progress: Pr
     """
     options = (options or DiarizationOptions()).validate()
     samples = load_audio(audio)
-    duration = samples.size / 16000
-    encoder = SpeakerEncoder.shared()  # fails early (and clearly) when the weights are missing
+    duration = samples.size / SAMPLE_RATE
+    models = SpeakerModels.shared()  # fails early (and clearly) when the weights are missing
     try:
         if on_progress is not None:
             on_progress(Progress(0.0, 1.0, "", "finding speech"))
-        spans = speech_spans(samples, options.vad, cancel)
-        if not spans:
+        activity = chunk_activity(samples, models.segmenter, options.step_s, cancel, _staged(on_progress, 0.0, 0.3))
+        heard = activity.count > 0
+        heard |= span_frames(speech_spans(samples, options.vad, cancel), activity.n_frames)
+        speech = frame_spans(heard, duration)
+        if not speech:
             return Diarization([], duration, [])
-        windows = embed_speech(samples, spans, encoder, options.step_s, cancel, _staged(on_progress, 0.2, 0.75))
+        prints = voice_prints(samples, activity, models.encoder, cancel, _staged(on_progress, 0.3, 0.65))
         if cancel is not None:
             cancel.raise_if_cancelled("speaker diarization")
-        span_ends = np.cumsum([end - start for start, end in windows.timeline.spans])
-        units = unit_ids(windows.centers, span_ends, options.unit_s)
-        labels = cluster_units(windows.embeddings, units, options.count_range, options.threshold,
-                               _windows(options.min_speaker_s, windows.step))
-        labels = smooth_short_runs(labels, windows.embeddings, _windows(options.min_turn_s, windows.step))
-        turns = window_turns(windows, first_appearance_order(labels))
+        # each second of speech lies in about (chunk length / step) chunks
+        coverage = min(1.0, options.step_s * SAMPLE_RATE / CHUNK_SAMPLES)
+        voice_of = cluster_speakers(prints, options.count_range, options.threshold, options.min_speaker_s / coverage)
+        n_voices = int(voice_of.max(initial=-1)) + 1
+        talking = fill_heard_speech(voice_activity(activity, prints, voice_of, n_voices), heard)
+        turns = speaker_turns(talking, duration, options.min_gap_s)
     except Exception as exc:  # noqa: BLE001 - Cancelled and FerrumErrors pass through unchanged
         raise wrap_unexpected(exc, "telling the speakers apart") from exc
     if on_progress is not None:
         on_progress(Progress(1.0, 1.0, "", "done"))
-    return Diarization(turns, duration, spans)
-
-
-def _windows(seconds: float, step: float) -> int:
-    return max(1, int(np.ceil(seconds / step - 1e-9)))
+    return Diarization(turns, duration, speech)

@@ -1,63 +1,78 @@
-"""From a voice label per window to speaker turns on the recording's timeline."""
+"""From local speakers and their voices back to speaker turns on the recording's timeline.
+
+Each chunk votes for the voices its local speakers were given, frame by frame; the votes are
+averaged over the chunks covering a frame. In every frame the ``count`` voices with the most votes
+(``count`` = how many people the segmentation hears there) are talking, so overlapping speech gives
+overlapping turns. Gaps shorter than ``min_gap_s`` inside one speaker's speech are closed.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .clustering import centroids
+from .activity import CHUNK_FRAMES, ChunkActivity, frame_spans, frame_start
 from .options import SpeakerTurn, speaker_label
-from .windows import SpeechWindows
+from .voiceprints import VoicePrints
 
 
-def _runs(labels: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) index ranges of equal consecutive labels."""
-    if not len(labels):
-        return []
-    cuts = np.flatnonzero(np.diff(labels)) + 1
-    bounds = [0, *cuts.tolist(), len(labels)]
-    return list(zip(bounds[:-1], bounds[1:]))
+def voice_activity(activity: ChunkActivity, prints: VoicePrints, voice_of: np.ndarray, n_voices: int) -> np.ndarray:
+    """[frames, voices] bool: who talks in each frame of the recording."""
+    total = int(activity.offsets[-1]) + CHUNK_FRAMES
+    votes, cover = np.zeros((total, n_voices), np.float32), np.zeros(total, np.float32)
+    for offset in activity.offsets:
+        cover[offset:offset + CHUNK_FRAMES] += 1
+    for chunk, k, (first, end), voice in zip(prints.chunk, prints.speaker, prints.frames, voice_of):
+        offset = activity.offsets[chunk]
+        span = slice(offset + first, offset + end)
+        votes[span, voice] = np.maximum(votes[span, voice], activity.local[chunk, first:end, k])
+    votes = (votes / np.maximum(cover, 1)[:, None])[:activity.n_frames]
+    ranked = np.argsort(-votes, axis=1, kind="stable")
+    talking = np.zeros_like(votes, bool)
+    for rank in range(min(n_voices, int(activity.count.max(initial=0)))):
+        rows = np.flatnonzero(activity.count > rank)
+        chosen = ranked[rows, rank]
+        keep = votes[rows, chosen] > 0
+        talking[rows[keep], chosen[keep]] = True
+    return talking
 
 
-def smooth_short_runs(labels: np.ndarray, embeddings: np.ndarray, min_windows: int) -> np.ndarray:
-    """Give runs shorter than ``min_windows`` to the neighbouring voice they sound closest to.
-
-    A one-window blip between two stretches of the same voice is more often a noisy embedding than
-    a real turn; the shortest runs go first so that longer ones absorb them.
-    """
-    labels = labels.copy()
-    if min_windows <= 1:
-        return labels
-    cents = centroids(embeddings, labels)
-    while True:
-        runs = [r for r in _runs(labels) if r[1] - r[0] < min_windows]
-        if not runs or len(_runs(labels)) == 1:
-            return labels
-        start, end = min(runs, key=lambda r: r[1] - r[0])
-        neighbours = {int(labels[i]) for i in (start - 1, end) if 0 <= i < len(labels)}
-        mean = embeddings[start:end].mean(0)
-        labels[start:end] = max(neighbours, key=lambda k: float(cents[k] @ mean))
-
-
-def window_turns(windows: SpeechWindows, labels: np.ndarray) -> list[SpeakerTurn]:
-    """Turns on the original timeline; a change of voice falls midway between two window centres."""
-    turns: list[SpeakerTurn] = []
-    total = windows.timeline.speech_duration
-    centers = windows.centers
-    for start, end in _runs(labels):
-        a = 0.0 if start == 0 else (centers[start - 1] + centers[start]) / 2
-        b = total if end == len(labels) else (centers[end - 1] + centers[end]) / 2
-        for s, e in windows.timeline.original_spans(a, b):
-            turns.append(SpeakerTurn(float(s), float(e), speaker_label(int(labels[start]))))
-    return merge_touching(turns)
-
-
-def merge_touching(turns: list[SpeakerTurn], gap: float = 1e-3) -> list[SpeakerTurn]:
-    """One turn for consecutive turns of the same speaker that touch."""
-    out: list[SpeakerTurn] = []
-    for turn in sorted(turns, key=lambda t: (t.start, t.end)):
-        last = next((t for t in reversed(out) if t.speaker == turn.speaker), None)
-        if last is not None and turn.start - last.end <= gap and last is out[-1]:
-            last.end = max(last.end, turn.end)
+def _close_gaps(spans: list[tuple[float, float]], min_gap_s: float) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for start, end in spans:
+        if out and start - out[-1][1] < min_gap_s:
+            out[-1][1] = end
         else:
-            out.append(SpeakerTurn(turn.start, turn.end, turn.speaker))
+            out.append([start, end])
+    return [(s, e) for s, e in out]
+
+
+def speaker_turns(talking: np.ndarray, duration: float, min_gap_s: float) -> list[SpeakerTurn]:
+    """Turns sorted by start, speakers numbered in order of first appearance."""
+    per_voice = [_close_gaps(frame_spans(talking[:, v], duration), min_gap_s) for v in range(talking.shape[1])]
+    order = sorted((v for v in range(len(per_voice)) if per_voice[v]), key=lambda v: per_voice[v][0][0])
+    turns = [SpeakerTurn(s, e, speaker_label(n)) for n, v in enumerate(order) for s, e in per_voice[v]]
+    return sorted(turns, key=lambda t: (t.start, t.end))
+
+
+def fill_heard_speech(talking: np.ndarray, heard: np.ndarray) -> np.ndarray:
+    """Give frames where speech is ``heard`` but nobody talks to the speaker of the nearest frame that has one."""
+    quiet = heard & ~talking.any(1)
+    voiced = np.flatnonzero(talking.any(1))
+    if not quiet.any() or not len(voiced):
+        return talking
+    out = talking.copy()
+    rows = np.flatnonzero(quiet)
+    after = np.clip(np.searchsorted(voiced, rows), 0, len(voiced) - 1)
+    before = np.clip(after - 1, 0, len(voiced) - 1)
+    nearest = np.where(np.abs(voiced[before] - rows) <= np.abs(voiced[after] - rows), voiced[before], voiced[after])
+    out[rows] = talking[nearest] & (np.cumsum(talking[nearest], axis=1) == 1)  # one speaker: the first of them
     return out
+
+
+def span_frames(spans: list[tuple[float, float]], n_frames: int) -> np.ndarray:
+    """[frames] bool: frames whose start lies inside one of ``spans`` (seconds)."""
+    starts = frame_start(np.arange(n_frames))
+    mask = np.zeros(n_frames, bool)
+    for s, e in spans:
+        mask |= (starts >= s) & (starts < e)
+    return mask
