@@ -30,7 +30,7 @@ test: $(STAMP)
 test-all: $(STAMP) $(PACKAGING_STAMP)
 	$(PYTEST) --durations=25
 
-# resemblyzer (diarization extra) pulls the obsolete `typing` backport, which PyInstaller refuses to run
+# An extra may pull the obsolete `typing` backport, which PyInstaller refuses to run
 # beside; Python 3 has it in the standard library, so it goes.
 $(PACKAGING_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[packaging]'
