@@ -229,8 +229,7 @@ class ModelSlots:
             future.set_exception(err)
             return
         slot.loaded, slot.settings = model, settings
-        self._set_state(kind, "ready", f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, "
-                                       f"loaded in {model.load_seconds:.1f} s")
+        self._set_state(kind, "ready", f"{_loaded_text(model)} in {model.load_seconds:.1f} s")
         future.set_result(model)
 
     def _keep_previous(self, kind: str, old: LoadedModel, err: FerrumError, future: Future) -> None:
@@ -249,7 +248,7 @@ class ModelSlots:
                 future.set_exception(again)
                 return
         slot.loaded = model
-        self._set_state(kind, "ready", f"{model.model_id} kept: {err.message}", err)
+        self._set_state(kind, "ready", f"{_loaded_text(model)} (kept: {err.message})", err)
         future.set_result(model)
 
     def _set_state(self, kind: str, state: str, message: str, error: FerrumError | None = None) -> None:
@@ -260,3 +259,7 @@ class ModelSlots:
 
 __all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "dtype_text", "load_model",
            "shutdown_executor"]
+
+
+def _loaded_text(model: LoadedModel) -> str:
+    return f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, loaded"
