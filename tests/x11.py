@@ -46,7 +46,8 @@ def start_xvfb() -> tuple[XServer | None, str]:
         if shutil.which(tool) is None:
             return None, f"{tool} is not installed (Debian: xvfb xdotool xterm)"
     read, write = os.pipe()
-    process = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+    process = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24", "-nolisten", "tcp",
+                                "-noreset"],  # no server reset when the last client leaves between steps
                                pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(write)
     number = b""
