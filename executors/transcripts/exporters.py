@@ -43,18 +43,19 @@ FORMATS = {f.name: f for f in (
     TranscriptFormat("json", "JSON with segments", "verbose_json"),
 )}
 EXPORT_FORMATS = tuple(FORMATS)
-SPEAKER_FORMATS = ("rttm",)  # only for transcripts with speakers
+# only for transcripts with speakers, so not offered where any transcript can be saved
+_SPEAKER_ONLY = {f.name: f for f in (TranscriptFormat("rttm", "RTTM speaker turns", "rttm"),)}
+SPEAKER_FORMATS = tuple(_SPEAKER_ONLY)
 
 
 def export_format(fmt: str | None = None, path: str | os.PathLike | None = None) -> TranscriptFormat:
     """The format named by ``fmt``, else by ``path``'s extension, else plain text."""
     name = (fmt or (Path(path).suffix.lstrip(".") if path is not None else "") or "txt").lower()
-    if name == "rttm":
-        return TranscriptFormat("rttm", "RTTM speaker turns", "rttm")
-    if name not in FORMATS:
+    known = {**FORMATS, **_SPEAKER_ONLY}
+    if name not in known:
         raise InvalidParameterError(f"Cannot write a transcript as '{name}'",
-                                    f"use one of {', '.join(EXPORT_FORMATS + SPEAKER_FORMATS)} (or a file name ending in one)")
-    return FORMATS[name]
+                                    f"use one of {', '.join(known)} (or a file name ending in one)")
+    return known[name]
 
 Destination = Union[str, os.PathLike, IO[str]]
 
