@@ -150,6 +150,24 @@ def test_half_hour_input_keeps_memory_flat(whisper_tiny_int8):
     assert engine._buf.data.size == int((options.max_buffer_s + 2.0) * RATE)  # never reallocated
 
 
+def test_preroll_never_hears_committed_audio_again(whisper_tiny_int8):
+    """Utterances 0.8 s apart: each starts with up to 1 s of preroll, which would reach back into the
+    utterance before it; that audio is already committed, so it is neither heard nor typed twice."""
+    from executors.dictation import DictationEngine, DictationOptions, FileSource, UtteranceEnd
+
+    clips = [u for u in speech_utterances() if u.path.parent.name == "pocketsphinx"][:6]
+    audio, reference = long_audio(clips, seconds=1e9, gap=0.8)
+    options = DictationOptions(preroll_s=1.0, end_silence_ms=700)
+    assert options.end_silence_ms / 1000 < 0.8 < options.preroll_s
+    events = []
+    summary = DictationEngine(whisper_tiny_int8, options, on_event=events.append).run(
+        FileSource(audio, RATE, speed=0))
+    spans = [(e.audio_start, e.audio_end) for e in events if isinstance(e, UtteranceEnd)]
+    assert len(spans) >= len(clips) - 1
+    assert all(start >= previous_end - 1e-6 for (_, previous_end), (start, _) in zip(spans, spans[1:])), spans
+    assert corpus_wer([reference], [summary.text]) < 15.0
+
+
 def test_overrun_is_reported_when_decoding_falls_behind(whisper_tiny_int8, pocketsphinx_audio):
     from executors.dictation import (
         DictationEngine,

@@ -152,6 +152,7 @@ class DictationEngine:
         self._vad = StreamingVad(o.vad_threshold, o.end_silence_ms, o.min_speech_ms, speech_pad_ms=30)
         self._pending = np.zeros(0, np.float32)
         self._t = 0                               # 16 kHz samples scored by the VAD
+        self._committed_end = 0                   # stream sample where the last final pass's audio ended
         self._preroll = collections.deque(maxlen=max(1, int(o.preroll_s * RATE / WINDOW) + 2))
         self._buf = _Buffer(o.max_buffer_s + 2.0)
         self._recent = RecentSpeech(o.context_s, o.max_buffer_s + o.context_s + 4.0)
@@ -215,8 +216,11 @@ class DictationEngine:
             if ev.kind == "speech_start" and not self._in_utt:
                 self._in_utt, opened = True, True
                 self._reset_utterance()
-                begin = int(ev.time * RATE)
-                kept = [(s, w) for s, w in self._preroll if s + WINDOW > begin - int(o.preroll_s * RATE)]
+                # the preroll never reaches back into audio whose text is already committed
+                begin = max(int(ev.time * RATE) - int(o.preroll_s * RATE), self._committed_end)
+                kept = [(s, w) for s, w in self._preroll if s + WINDOW > begin]
+                if kept and kept[0][0] < begin:
+                    kept[0] = (begin, kept[0][1][begin - kept[0][0]:])
                 self._buf.reset(kept[0][0] if kept else start)
                 for _, w in kept:
                     self._buf.append(w)
@@ -281,6 +285,7 @@ class DictationEngine:
         self._prompt_words.extend(w.text for w in words)
         self.transcriber.set_prompt(" ".join(self._prompt_words))
         self._buf.drop(cut - self._buf.start)  # later passes hear it as context
+        self._committed_end = cut
         self._agree.reset()
         self._spoke, self._last_pass = False, self._buf.size
         self._final_wall = time.monotonic()

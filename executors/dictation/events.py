@@ -54,7 +54,9 @@ class DictationOptions:
     commit_hold_s: float = 0.6        # a step pass commits a word only with this much audio after it
                                       # (words heard at the very end of a buffer agree wrongly: "dile")
     min_commit_buffer_s: float = 0.0  # ... and only from a buffer this long
-    preroll_s: float = 0.3            # audio kept before the VAD's speech start
+    preroll_s: float = 1.0            # audio kept before the VAD's speech start (never audio already
+                                      # committed): the VAD opens late on soft onsets, and tiny.en
+                                      # misreads short clips that begin right at the speech ("clubs")
     trim_after_s: float = 6.0         # then cut the buffer at a committed segment end
     max_buffer_s: float = 15.0        # ... and at the last committed word beyond this
     prompt_previous: bool = False     # condition on earlier utterances too (tiny.en then drops or

@@ -142,11 +142,10 @@ class WhisperRuntime:
             else:
                 keys[rows, :, pos] = k.transpose(1, 2)
                 vals[rows, :, pos] = v.transpose(1, 2)
-            o = F.scaled_dot_product_attention(qs, keys[:, :, :kmax], vals[:, :, :kmax], attn_mask=mask, scale=1.0)
+            o = self._attend(qs, keys[:, :, :kmax], vals[:, :, :kmax], mask)
             x = x + calls.self_out(self._merge(o))
             h = layer.encoder_attn_layer_norm(x)
-            o = F.scaled_dot_product_attention(self._heads(calls.cross_q(h) * calls.cross_scaling), store.cross_k[i],
-                                               store.cross_v[i], scale=1.0)
+            o = self._attend(self._heads(calls.cross_q(h) * calls.cross_scaling), store.cross_k[i], store.cross_v[i])
             x = x + calls.cross_out(self._merge(o))
             x = x + calls.fc2(layer.activation_fn(calls.fc1(layer.final_layer_norm(x))))
         store.lengths = [n + q for n in lengths]
@@ -155,6 +154,21 @@ class WhisperRuntime:
     @torch.inference_mode()
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self._vocab(hidden).float()
+
+    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Attention of [B, H, q, hd] queries (already scaled) over [B, H, k, hd] keys and values.
+
+        On the CPU, SDPA's kernel splits its work by batch size and thread count, so a row's result
+        changes in the last bits with what it is batched with, and the next int8 layer can round
+        that to a whole quantisation step: the text of a window would then depend on its batch.
+        Two matmuls and a softmax compute each (row, head) on its own, as fast for one query."""
+        if self.device.type != "cpu":
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        if mask is not None:
+            scores.masked_fill_(~mask, float("-inf"))
+        return torch.matmul(scores.softmax(dim=-1), v)
 
     def _heads(self, x: torch.Tensor) -> torch.Tensor:
         b, q, _ = x.shape
