@@ -2,7 +2,7 @@
 over a static ``KvStore``.
 
 The decoder step reuses the loaded model's own modules (so quantised linears plug in unchanged)
-but keeps K/V in preallocated tensors and calls SDPA directly: per step there is no cache object
+but keeps K/V in preallocated tensors and computes attention itself: per step there is no cache object
 bookkeeping, no mask building for the common equal-length case and no logits for prompt positions
 nobody reads.
 """
