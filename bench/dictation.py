@@ -10,6 +10,7 @@
 
     python bench/dictation.py                  # 20 utterances, 1 s gaps
     python bench/dictation.py --all            # the whole dev set
+    python bench/dictation.py --held-out       # 45 utterances the dictation test never hears
     python bench/dictation.py --skip-context   # only the live run
     python bench/dictation.py --final-short    # final passes on the short context as well
     python bench/dictation.py --type           # also type committed text into the focused window
@@ -145,6 +146,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--count", type=int, default=20, help="dev utterances (default 20)")
     p.add_argument("--all", action="store_true", help="the whole dev set")
+    p.add_argument("--held-out", action="store_true",
+                   help="45 telephone prompts outside the first 90 (the slice tests/test_dictation_engine.py uses)")
     p.add_argument("--gap", type=float, default=1.0, help="silence between utterances, seconds")
     p.add_argument("--speed", type=float, default=1.0, help="1 = real time")
     p.add_argument("--step", type=float, default=1.0, help="re-transcription step, seconds (the engine's default)")
@@ -159,6 +162,9 @@ def main() -> None:
     p.add_argument("--type", action="store_true", help="type committed text into the focused window too")
     args = p.parse_args()
     utterances = load_speech_dev() if args.all else dev_slice(args.count)
+    if args.held_out:
+        seen = {u.path for u in dev_slice(90)}
+        utterances = [u for u in load_speech_dev() if u.path.parent.name == "asterisk" and u.path not in seen][::4][:45]
     ex = load_executor(args.threads, None if args.quantize == "none" else args.quantize)
     if not args.skip_context:
         context_accuracy(ex, utterances, [float(x) for x in args.pads.split(",")],
