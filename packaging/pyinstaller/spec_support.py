@@ -82,6 +82,9 @@ PRUNE = (
     "torch/test/*", "torch/bin/*", "torch/include/*", "torch/share/*",
     "torch/lib/libjitbackend_test.so", "torch/lib/libtorchbind_test.so",
     "torch/lib/libbackend_with_compiler.so", "torch/lib/libaoti_custom_ops.so",
+    # metadata of the test tools (their modules are excluded above), which PyInstaller copies because
+    # installed packages name them in version lookups
+    "pytest*.dist-info/*", "openai-*.dist-info/*",
     # silero-vad ships its model in eight formats; executors/audio/vad.py loads silero_vad.onnx only
     "silero_vad/data/silero_vad.jit", "silero_vad/data/silero_vad_*",
     *(_QT_PLUGINS + p for p in (
