@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import dev_slice, format_table, interleaved, median  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import dev_slice, format_table, interleaved, median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FERRUM = [sys.executable, "-m", "ferrum_cli.main"]
