@@ -139,6 +139,10 @@ class _Slot:
         self.reloads = 0
 
 
+def _loaded_text(model: LoadedModel) -> str:
+    return f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, loaded"
+
+
 class ModelSlots:
     """The loaded Whisper and embedding models; each loads lazily on its own worker."""
 
@@ -259,7 +263,3 @@ class ModelSlots:
 
 __all__ = ["EMBEDDING", "MODEL_KINDS", "WHISPER", "LoadedModel", "ModelSlots", "dtype_text", "load_model",
            "shutdown_executor"]
-
-
-def _loaded_text(model: LoadedModel) -> str:
-    return f"{model.model_id} on {model.device}, {dtype_text(model.executor.info())}, loaded"

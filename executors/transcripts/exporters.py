@@ -46,16 +46,16 @@ EXPORT_FORMATS = tuple(FORMATS)
 # only for transcripts with speakers, so not offered where any transcript can be saved
 _SPEAKER_ONLY = {f.name: f for f in (TranscriptFormat("rttm", "RTTM speaker turns", "rttm"),)}
 SPEAKER_FORMATS = tuple(_SPEAKER_ONLY)
+_EVERY_FORMAT = {**FORMATS, **_SPEAKER_ONLY}
 
 
 def export_format(fmt: str | None = None, path: str | os.PathLike | None = None) -> TranscriptFormat:
     """The format named by ``fmt``, else by ``path``'s extension, else plain text."""
     name = (fmt or (Path(path).suffix.lstrip(".") if path is not None else "") or "txt").lower()
-    known = {**FORMATS, **_SPEAKER_ONLY}
-    if name not in known:
+    if name not in _EVERY_FORMAT:
         raise InvalidParameterError(f"Cannot write a transcript as '{name}'",
-                                    f"use one of {', '.join(known)} (or a file name ending in one)")
-    return known[name]
+                                    f"use one of {', '.join(_EVERY_FORMAT)} (or a file name ending in one)")
+    return _EVERY_FORMAT[name]
 
 Destination = Union[str, os.PathLike, IO[str]]
 
