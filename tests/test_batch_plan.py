@@ -54,17 +54,17 @@ def test_a_missing_source_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("nodes,cpus,gpus,options,expected", [
-    (1, 2, 0, {}, (1, 2, "cpu", 1.5, 0.0)),          # this machine: one worker on both cores
-    (4, 64, 0, {}, (8, 8, "cpu", 7.5, 0.0)),         # 16-core nodes: two 8-thread workers each
-    (1, 2, 0, {"workers": 2, "threads": 1}, (2, 1, "cpu", 0.5, 0.0)),  # never more than the node has
-    (2, 32, 4, {}, (4, 1, "cuda", 1.0, 1.0)),        # GPUs: one worker per GPU
-    (2, 32, 4, {"device": "cpu"}, (4, 8, "cpu", 7.5, 0.0)),  # told not to use the GPUs
+    (1, 2, 0, {}, (1, 2, "cpu", 1.5, 0.0, 0)),          # this machine: one worker on both cores, decoding its files
+    (4, 64, 0, {}, (8, 8, "cpu", 7.5, 0.0, 0)),         # 16-core nodes: two 8-thread workers each
+    (1, 2, 0, {"workers": 2, "threads": 1}, (2, 1, "cpu", 0.5, 0.0, 0)),  # never more than the node has
+    (2, 32, 4, {}, (4, 1, "cuda", 1.0, 1.0, 4)),        # GPUs: one worker per GPU, decoding tasks feed them
+    (2, 32, 4, {"device": "cpu"}, (4, 8, "cpu", 7.5, 0.0, 0)),  # told not to use the GPUs
 ])
 def test_workers_and_what_they_reserve(tmp_path, nodes, cpus, gpus, options, expected):
     info = ClusterInfo("x", "127.0.0.1", nodes, cpus, gpus, False)
     res = plan_resources(info, BatchOptions(output_dir=tmp_path, **options))
-    assert (res.workers, res.threads, res.device, res.worker_cpus, res.worker_gpus) == expected
-    assert res.workers * res.worker_cpus <= cpus - 0.5 * nodes or res.worker_gpus  # room left to decode
+    assert (res.workers, res.threads, res.device, res.worker_cpus, res.worker_gpus, res.decoders) == expected
+    assert res.workers * res.worker_cpus <= cpus - 0.5 * nodes or res.worker_gpus  # room left to embed
 
 
 _PROBE = """

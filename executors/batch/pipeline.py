@@ -1,6 +1,7 @@
 """``run_batch``: transcribe (and index) many files on Ray, resumably.
 
-    list -> decode (CPU tasks) -> transcribe (actor pool of Whisper executors)
+    list -> decode (CPU tasks beside GPU workers; CPU workers decode their own) -> transcribe (actor
+         pool of Whisper executors)
          -> [chunk + embed (actor pool of BERT executors)] -> driver: write each output, store rows
 
 The driver plans the work (files whose output exists are skipped), writes every output file
@@ -73,8 +74,9 @@ def _build(ray, rows: list[dict], options: BatchOptions, res: Resources, postpro
     ds = ray.data.from_items(rows, override_num_blocks=len(rows))
     to_transcribe = sum(1 for r in rows if not r["text"])
     if to_transcribe:  # else every row only needs indexing: no Whisper workers
-        decoders = TaskPoolStrategy(size=min(res.decoders, to_transcribe))
-        ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=decoders)
+        if res.decoders:
+            decoders = TaskPoolStrategy(size=min(res.decoders, to_transcribe))
+            ds = ds.map(decode_row, num_cpus=DECODE_CPUS, compute=decoders)
         transcribe = with_batch_windows(options.transcribe, options.batch_size)
         ds = ds.map_batches(
             Transcriber, batch_size=options.batch_size, compute=ActorPoolStrategy(size=res.workers),

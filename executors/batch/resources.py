@@ -1,8 +1,10 @@
 """How many workers a batch run asks Ray for, and what each reserves (Ray's logical CPUs/GPUs).
 
-On GPUs: one transcription worker per GPU. On CPUs: by default one worker per node using all
-of its cores (up to 8 threads); each reserves its threads less half a CPU, which is left for the
-decoding tasks and the embedding worker, so no stage can starve the others of a slot.
+On GPUs: one transcription worker per GPU, fed by decoding tasks on the node's CPUs. On CPUs: by
+default one worker per node using all of its cores (up to 8 threads), which decodes its own files:
+a separate decoding task could only run on cores the worker's threads are already using, and on a
+2-core machine that contention cost more than the decoding itself. Each CPU worker reserves its
+threads less half a CPU, which is left for the embedding worker, so no stage can starve another.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from .cluster import ClusterInfo
 from .options import BatchOptions
 
-DECODE_CPUS = 0.25       # a decoding task: short, mostly waiting on the file and the resampler
+DECODE_CPUS = 0.25       # a decoding task beside a GPU worker: short, mostly file reading and resampling
 EMBED_CPUS = 0.25        # the embedding worker: small model, short texts
 RESERVED_PER_NODE = 0.5  # what transcription workers leave free on each node
 MAX_THREADS = 8
@@ -25,7 +27,7 @@ class Resources:
     device: str
     worker_cpus: float
     worker_gpus: float
-    decoders: int        # decoding tasks in flight at most
+    decoders: int        # decoding tasks in flight at most (0: the workers decode their own files)
 
     def describe(self) -> str:
         where = f"{self.worker_gpus:g} GPU" if self.worker_gpus else f"{self.threads} threads"
@@ -44,4 +46,4 @@ def plan_resources(info: ClusterInfo, options: BatchOptions) -> Resources:
     workers = options.workers or nodes * max(1, int((per_node - RESERVED_PER_NODE) // cpus))
     cpus = min(cpus, max(0.1, (info.cpus - RESERVED_PER_NODE * nodes) / workers))
     device = "cpu" if options.device == "auto" else options.device
-    return Resources(workers, threads, device, round(cpus, 2), 0.0, decoders=2 * nodes)
+    return Resources(workers, threads, device, round(cpus, 2), 0.0, decoders=0)

@@ -59,8 +59,9 @@ def decode_row(row: dict) -> dict:
 
 
 class Transcriber:
-    """Actor: one Whisper executor loaded in ``__init__``; ``__call__`` transcribes a batch of
-    decoded files and returns each one's rendered output text (the driver writes the files)."""
+    """Actor: one Whisper executor loaded in ``__init__``; ``__call__`` transcribes a batch of files
+    (decoding those that no decoding task has) and returns each one's rendered output text (the
+    driver writes the files)."""
 
     def __init__(self, model: str | None, device: str, threads: int | None, options, fmt: str,
                  postprocess: Callable | None = None):
@@ -68,7 +69,7 @@ class Transcriber:
         self.options, self.fmt, self.postprocess = options, fmt, postprocess
 
     def __call__(self, batch: dict) -> dict:
-        rows = _rows(batch)
+        rows = [r if r["audio"] else decode_row(r) for r in _rows(batch)]  # no decoding stage: decode here
         todo = [r for r in rows if not r["text"] and not r["error"]]
         audios = [np.frombuffer(r["audio"], dtype=np.float32) for r in todo]
         started = time.perf_counter()
