@@ -17,7 +17,7 @@ from fixture_data import SPEECH
 from speech_eval import normalize, read_audio
 
 from executors.whisper.options import TranscribeOptions
-from executors.whisper.quality import is_loop, longest_repeat
+from executors.whisper.quality import is_loop, longest_repeat, loops_so_far
 
 CLIPS = ["pocketsphinx/forever_input_2.flac", "pocketsphinx/cards_004.flac"]
 
@@ -62,6 +62,15 @@ def test_loop_check_on_text():
     assert is_loop("No, no, no, no.", repeats)
     assert not is_loop("Press 5 5 to repeat. Press 5 to go back.", repeats)
     assert not is_loop("Blue. Blue. Blue. Blue. Blue.", None)
+
+
+def test_sampling_stops_at_a_loop_only_once_its_words_are_whole():
+    repeats = TranscribeOptions().repetition_threshold
+    assert is_loop("No, no, no, no", repeats)
+    assert not loops_so_far("No, no, no, no", repeats)    # the last word may still become "nothing"
+    assert loops_so_far("No, no, no, no, no", repeats)
+    assert loops_so_far("Blue. Blue. Blue. Blue. Bl", repeats)
+    assert not loops_so_far("", repeats) and not loops_so_far("Blue", repeats)
 
 
 def test_loop_check_drives_the_fallback():

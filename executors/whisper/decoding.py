@@ -16,13 +16,14 @@ import torch
 from ..core.types import CancelToken
 from .forward import WhisperRuntime
 from .options import TranscribeOptions
-from .quality import DecodeResult, compression_ratio, is_silence, needs_fallback, pick_final
+from .quality import DecodeResult, compression_ratio, is_silence, loops_so_far, needs_fallback, pick_final
 from .tokens import LogitFilter, SpecialTokens
 
 __all__ = ["DecodeResult", "DecodeStrategy", "GreedyDecoder", "compression_ratio", "decode_with_fallback",
            "is_silence", "needs_fallback", "sampling_generator"]
 
 _NEG_INF = float("-inf")
+LOOP_CHECK_EVERY = 8  # sampled tokens between two looks for a loop in each row's text
 
 
 class DecodeStrategy(Protocol):
@@ -49,8 +50,9 @@ class GreedyDecoder:
         n = options.best_of if temperature > 0 and options.best_of > 1 else 1
         timestamps = not options.extra.get("without_timestamps", False)
         enc = encoder_out[:1].expand(n, -1, -1) if n > 1 else encoder_out[:1]
+        repeats = options.repetition_threshold
         results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel,
-                                    generator=generator)
+                                    generator=generator, stop_loops=repeats if temperature > 0 else None)
         # the reference ranker without a length penalty: mean log-probability per token
         return max(results, key=lambda r: r.sum_logprob / max(1, len(r.tokens)))
 
@@ -59,7 +61,7 @@ class GreedyDecoder:
                      timestamps: bool = True, cancel: CancelToken | None = None,
                      max_new_tokens: int | None = None, prefix: list[int] = (),
                      require_text: bool = False, draft: list[int] = (),
-                     generator: torch.Generator | None = None) -> list[DecodeResult]:
+                     generator: torch.Generator | None = None, stop_loops: int | None = None) -> list[DecodeResult]:
         """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length);
         ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length).
         ``prefix``: tokens forced at the start of every row's transcript (prefilled with the prompt and
@@ -68,7 +70,9 @@ class GreedyDecoder:
         otherwise often ends at once, as if the speech that follows were cut off by the window's end).
         ``draft``: a guess of the greedy continuation (one row, T = 0), checked in one forward pass
         and kept up to its first wrong token, so a good guess costs one step instead of one per token.
-        ``generator``: the random stream for sampling (T > 0); None = torch's global one."""
+        ``generator``: the random stream for sampling (T > 0); None = torch's global one.
+        ``stop_loops``: a row ends as soon as its text holds a loop (``loops_so_far`` with this many repeats);
+        the quality checks reject such a row whatever follows, so sampling on only costs time."""
         st, rt = self.st, self.runtime
         prefix = list(prefix)
         prompts = [[*p, *prefix] for p in prompts] if prefix else prompts
@@ -110,12 +114,21 @@ class GreedyDecoder:
             nxt = torch.where(done, torch.full_like(nxt, st.eot), nxt)
             sampled = torch.cat([sampled, nxt[:, None]], dim=1)
             done |= nxt == st.eot
+            if stop_loops is not None and (i + 1) % LOOP_CHECK_EVERY == 0:
+                done |= self._looping(sampled[:, len(prefix):], done, stop_loops)
             if i == max_new - 1 or bool(done.all()):
                 break
             with self._timed("decode", batch):
                 logits = rt.logits(rt.step(store, nxt[:, None])[:, -1])
         return [self._result(row[len(prefix):], float(lp), ns, temperature)
                 for row, lp, ns in zip(sampled.tolist(), sum_lp.tolist(), no_speech)]
+
+    def _looping(self, sampled: torch.Tensor, done: torch.Tensor, repeats: int) -> torch.Tensor:
+        """Which unfinished rows' text so far is a loop."""
+        looping = torch.zeros_like(done)
+        for b in (~done).nonzero().flatten().tolist():
+            looping[b] = loops_so_far(self.text_of([t for t in sampled[b].tolist() if t < self.st.eot]), repeats)
+        return looping
 
     def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int):
         """Score ``draft`` in one forward and keep its prefix that greedy decoding would have produced,

@@ -74,6 +74,12 @@ def is_loop(text: str, repeats: int | None) -> bool:
     return n > 0 and times >= (repeats + 1 if n == 1 else repeats)
 
 
+def loops_so_far(text: str, repeats: int | None) -> bool:
+    """``is_loop`` on a transcript still being decoded: its last word is left out, as it may still grow
+    ("no, no, no, no" may go on as "no, no, no, nothing")."""
+    return is_loop(text.rsplit(None, 1)[0] if text.strip() else "", repeats)
+
+
 def mostly_loop(text: str, repeats: int | None) -> bool:
     """A loop that makes up at least half of the words: the window holds no transcript."""
     n, times, words = longest_repeat(text)
