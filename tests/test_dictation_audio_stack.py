@@ -48,8 +48,11 @@ def test_pulse_device_is_listed(pulse):
     assert find_input_device("pulse").name == "pulse"
 
 
+SHORT_CLIP = DEV_CLIP.parent.parent / "asterisk" / "activated.flac"   # 1 s of loud speech
+
+
 def _peak_while_playing(pulse, device) -> float:
-    """The loudest sample captured from ``device`` while the dev clip plays into the null sink."""
+    """The loudest sample captured from ``device`` while a short clip plays into the null sink."""
     import numpy as np
 
     from executors.dictation import MicrophoneSource
@@ -58,7 +61,7 @@ def _peak_while_playing(pulse, device) -> float:
     ring = source.ring_for(30.0)
     source.start(ring)
     try:
-        played = pulse.play(DEV_CLIP)
+        played = pulse.play(SHORT_CLIP)
         assert played.returncode == 0, played.stderr
     finally:
         source.stop()

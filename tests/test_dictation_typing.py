@@ -177,14 +177,14 @@ def test_xdotool_types_unicode_into_the_focused_xterm(xserver, target):
     text = "Naïve café — “quotes”, it’s 42%!"
     typist.type_text(text)
     typist.close()
-    assert wait_for_text(target, len(text.encode())) == text
+    assert wait_for_text(target, text) == text
 
 
 def test_typing_stops_with_a_clear_error_when_the_focused_window_closes(xserver, target):
     errors = []
     session = TypingSession(XdotoolTypist(display=xserver.display), on_error=errors.append)
     session.phrase("before it closed.")
-    assert wait_for_text(target, len("Before it closed.")) == "Before it closed."
+    assert wait_for_text(target, "Before it closed.") == "Before it closed."
     target.close()
     display = X11Display(xserver.display)
     try:
@@ -223,4 +223,5 @@ def test_typing_waits_while_the_user_holds_keys(xserver, target):
         xserver.xdotool("keyup", "ctrl+alt")
     session.close()
     assert session.error is None
-    assert wait_for_text(target, 46) == "He might even have been made amiable himself."
+    typed = "He might even have been made amiable himself."
+    assert wait_for_text(target, typed) == typed

@@ -103,8 +103,9 @@ def wait_for(predicate, timeout: float = 10.0) -> bool:
     return True
 
 
-def wait_for_text(target: Target, expected_length: int, timeout: float = 20.0) -> str:
-    wait_for(lambda: len(target.text()) >= expected_length, timeout)
+def wait_for_text(target: Target, expected: str, timeout: float = 20.0) -> str:
+    """What ``target`` holds once it has as many characters as ``expected`` (or at the timeout)."""
+    wait_for(lambda: len(target.text()) >= len(expected), timeout)
     return target.text()
 
 

@@ -154,7 +154,8 @@ def _decode_round(ex, cursors: list[_Cursor], options: TranscribeOptions, cancel
     firsts: list = [None] * len(live)
     if options.beam_size == 1 and options.temperatures[0] == 0:
         timestamps = not options.extra.get("without_timestamps", False)
-        firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=timestamps, cancel=cancel)
+        firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=timestamps, cancel=cancel,
+                                         stop_loops=options.repetition_threshold)
     for i, (c, _, frames) in enumerate(live):
         result = ex.decode_window(enc[i:i + 1], prompts[i], options, cancel, first=firsts[i], seed_from=keys[i])
         c.take(ex, result, enc[i:i + 1], frames)

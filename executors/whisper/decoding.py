@@ -50,9 +50,8 @@ class GreedyDecoder:
         n = options.best_of if temperature > 0 and options.best_of > 1 else 1
         timestamps = not options.extra.get("without_timestamps", False)
         enc = encoder_out[:1].expand(n, -1, -1) if n > 1 else encoder_out[:1]
-        repeats = options.repetition_threshold
         results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel,
-                                    generator=generator, stop_loops=repeats if temperature > 0 else None)
+                                    generator=generator, stop_loops=options.repetition_threshold)
         # the reference ranker without a length penalty: mean log-probability per token
         return max(results, key=lambda r: r.sum_logprob / max(1, len(r.tokens)))
 
@@ -71,8 +70,9 @@ class GreedyDecoder:
         ``draft``: a guess of the greedy continuation (one row, T = 0), checked in one forward pass
         and kept up to its first wrong token, so a good guess costs one step instead of one per token.
         ``generator``: the random stream for sampling (T > 0); None = torch's global one.
-        ``stop_loops``: a row ends as soon as its text holds a loop (``loops_so_far`` with this many repeats);
-        the quality checks reject such a row whatever follows, so sampling on only costs time."""
+        ``stop_loops``: a row ends as soon as its text holds a loop (``loops_so_far`` with this many repeats):
+        the quality checks reject such a row whatever follows, and a greedy loop would otherwise run to
+        the token limit (and hold up every other row of its batch)."""
         st, rt = self.st, self.runtime
         prefix = list(prefix)
         prompts = [[*p, *prefix] for p in prompts] if prefix else prompts
