@@ -199,6 +199,7 @@ def test_a_rerun_redoes_nothing(first_run, archive):
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.json") if p.name != SUMMARY_NAME} == before
 
 
+@pytest.mark.slow  # a second full run after killing a worker
 def test_a_killed_worker_costs_only_its_files_which_are_retried(cluster, archive, reference, tmp_path):
     killed, workers = [], []
 
@@ -234,6 +235,7 @@ def test_index_into_a_collection_that_ferrum_index_keeps(first_run, archive, tmp
     assert again.indexed == 0 and again.skipped == len(CLIPS)
 
 
+@pytest.mark.slow  # the speaker models load in a Ray worker; test_diarization.py covers the engine
 def test_diarize_labels_speakers_as_the_single_file_cli_does(cluster, tmp_path):
     """``--diarize`` runs the same diarization as ``ferrum transcribe --diarize`` on the workers."""
     import soundfile as sf

@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from executors.dictation.typing import PhraseJoiner
 from tests.audio_fixtures import joined_clips
 from tests.speech_eval import corpus_wer, normalize
@@ -24,6 +26,7 @@ def words(text: str) -> list[str]:
     return normalize(text).split()
 
 
+@pytest.mark.slow  # 20 s of audio in real time; test_dictate_anywhere.py types through the same session quickly
 def test_dictate_types_the_committed_text_into_the_focused_xterm(xserver, target, tmp_path):
     wav, reference = joined_clips(tmp_path / "speech.wav")
     env = dict(xserver.env, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))

@@ -43,7 +43,7 @@ def _no_loop(text: str) -> None:
     assert not words or max(Counter(zip(words, words[1:])).values(), default=0) <= 2, text
 
 
-@pytest.mark.parametrize("quantize", ["int8", "float32"])
+@pytest.mark.parametrize("quantize", ["int8", pytest.param("float32", marks=pytest.mark.slow)])  # int8: the CPU default
 def test_breath_is_not_transcribed_as_a_loop(breath, quantize, whisper_tiny, whisper_tiny_int8):
     ex = whisper_tiny_int8 if quantize == "int8" else whisper_tiny
     transcript = ex.transcribe(breath, TranscribeOptions(language="en"))

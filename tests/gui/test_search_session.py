@@ -32,6 +32,7 @@ def _scroll_through(results) -> None:
         results.viewport().repaint()
 
 
+@pytest.mark.slow  # twenty rounds; test_search_panel.py drives each step once in the quick tier
 def test_query_toggle_reindex_add_files_twenty_times(main_window, host, posts, tmp_path, wait_until, listen):
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
