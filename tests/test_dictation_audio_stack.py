@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.audio_fixtures import DEV_CLIP, read_reference
+from tests.audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
 from tests.pulse import pulse_session
 from tests.speech_eval import corpus_wer
 
@@ -48,7 +48,7 @@ def test_pulse_device_is_listed(pulse):
     assert find_input_device("pulse").name == "pulse"
 
 
-SHORT_CLIP = DEV_CLIP.parent.parent / "asterisk" / "activated.flac"   # 1 s of loud speech
+SHORT_CLIP = SPEECH_DIR / "asterisk" / "activated.flac"   # 1 s of loud speech
 
 
 def _peak_while_playing(pulse, device) -> float:

@@ -127,7 +127,7 @@ class GreedyDecoder:
         """Which unfinished rows' text so far is a loop."""
         looping = torch.zeros_like(done)
         for b in (~done).nonzero().flatten().tolist():
-            looping[b] = loops_so_far(self.text_of([t for t in sampled[b].tolist() if t < self.st.eot]), repeats)
+            looping[b] = loops_so_far(self._text(sampled[b].tolist()), repeats)
         return looping
 
     def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int):
@@ -153,9 +153,13 @@ class GreedyDecoder:
                     return sampled, sum_lp, rt.logits(rt.step(store, nxt[:, None])[:, -1]), j + 1
         return sampled, sum_lp, after[-1:].clone(), len(draft)
 
+    def _text(self, tokens: list[int]) -> str:
+        """The text of ``tokens``, special and timestamp tokens left out."""
+        return self.text_of([t for t in tokens if t < self.st.eot])
+
     def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float) -> DecodeResult:
         tokens = row[:row.index(self.st.eot)] if self.st.eot in row else row
-        text = self.text_of([t for t in tokens if t < self.st.eot])
+        text = self._text(tokens)
         return DecodeResult(tokens, text, sum_lp / (len(tokens) + 1), sum_lp, no_speech, temperature,
                             compression_ratio(text))
 

@@ -77,7 +77,7 @@ def is_loop(text: str, repeats: int | None) -> bool:
 def loops_so_far(text: str, repeats: int | None) -> bool:
     """``is_loop`` on a transcript still being decoded: its last word is left out, as it may still grow
     ("no, no, no, no" may go on as "no, no, no, nothing")."""
-    return is_loop(text.rsplit(None, 1)[0] if text.strip() else "", repeats)
+    return is_loop(" ".join(text.rsplit(None, 1)[:-1]), repeats)
 
 
 def mostly_loop(text: str, repeats: int | None) -> bool:
