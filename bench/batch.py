@@ -1,7 +1,9 @@
 """``ferrum batch --cluster local`` against the single-process ``ferrum transcribe`` on the same files.
 
 Both run as whole processes (`nice`d), interleaved, each writing JSON transcripts of the same
-speech-dev clips with the same threads. Per run:
+speech-dev clips on the same number of CPUs: the single process with --threads N, the local cluster
+with --local-cpus N and its own worker plan (N one-thread workers; --ray-threads T gives N/T workers
+of T threads). Per run:
 - whole process: start to the last file written (Ray's start-up and the model load included);
 - steady state: seconds per file after the first output (or first batch of outputs) was written,
   read from the outputs' modification times; start-up is excluded.
@@ -87,7 +89,10 @@ def compare(single: Path, ray: Path, subsets: dict[str, str]) -> list[list[str]]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clips", type=int, default=40)
-    ap.add_argument("--threads", type=int, default=2, help="CPU threads of both (Ray local: --local-cpus too)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="CPUs of both: the single process's threads, the local cluster's --local-cpus")
+    ap.add_argument("--ray-threads", type=int, default=None,
+                    help="threads per Ray worker (default: ferrum batch's own plan, one-thread workers)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=1, help="files decoded together, the same for both")
     ap.add_argument("--nodes", default="4,16,64", help="node counts for the (arithmetic) cluster figure")
@@ -99,13 +104,14 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ferrum-bench-batch-"))
     listing = work / "clips.lst"
     listing.write_text("".join(f"{u.path}\n" for u in clips), encoding="utf-8")
-    common = ["--format", "json", "--threads", str(args.threads), "--batch-size", str(args.batch_size), "--quiet"]
+    common = ["--format", "json", "--batch-size", str(args.batch_size), "--quiet"]
+    ray_args = ["--local-cpus", str(args.threads), *(["--threads", str(args.ray_threads)] if args.ray_threads else [])]
     runs: dict[str, list[dict]] = {"single process": [], "ray local": []}
     engines = {
         "single process": lambda: _run([*FERRUM, "transcribe", *(str(u.path) for u in clips), "-o",
-                                        str(work / "single"), *common], work / "single"),
+                                        str(work / "single"), "--threads", str(args.threads), *common], work / "single"),
         "ray local": lambda: _run([*FERRUM, "batch", str(listing), "-o", str(work / "ray"), "--cluster", "local",
-                                   "--local-cpus", str(args.threads), *common], work / "ray"),
+                                   *ray_args, *common], work / "ray"),
     }
     print(f"{len(clips)} clips, {audio:.1f} s of audio; {args.threads} threads; {args.reps} reps, interleaved, nice",
           flush=True)
@@ -133,8 +139,8 @@ def main() -> None:
                        compare(work / "single", work / "ray", subsets)))
 
     t0 = time.time()
-    proc = subprocess.run([*FERRUM, "batch", str(listing), "-o", str(work / "ray"), "--local-cpus",
-                           str(args.threads), *common], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([*FERRUM, "batch", str(listing), "-o", str(work / "ray"), *ray_args, *common],
+                          cwd=ROOT, capture_output=True, text=True)
     saved = json.loads((work / "ray" / SUMMARY).read_text(encoding="utf-8"))
     print(f"\nRerun over the same output folder: {saved['written']} written, {saved['skipped']} already done, "
           f"{time.time() - t0:.1f} s (exit {proc.returncode})")

@@ -22,14 +22,15 @@ def register(subparsers) -> None:
                     "files already written.")
     p.add_argument("sources", nargs="+", metavar="SRC", help="audio/video files, folders, or .txt/.lst lists of paths")
     p.add_argument("--output-dir", "-o", type=Path, required=True, help="where the transcripts go (folders mirrored)")
-    add_transcription_arguments(p)
+    add_transcription_arguments(p, threads_help="CPU threads per transcription worker (default: 1, as many "
+                                                "workers as cores; more threads on nodes over 16 cores)")
     p.add_argument("--cluster", default="local",
                    help="local (start Ray on this machine, loopback only; default), auto (the cluster in "
                         "RAY_ADDRESS), or ray://HOST:PORT")
     p.add_argument("--batch-size", type=int, default=1,
                    help="30 s windows decoded together; above 1, windows of several files share a batch (default: 1)")
     p.add_argument("--workers", type=int, default=None,
-                   help="transcription workers (default: one per GPU, else one per node)")
+                   help="transcription workers (default: one per GPU, else one per CPU core, up to 16 per node)")
     p.add_argument("--local-cpus", type=int, default=None, help="CPUs a local cluster may use (default: all)")
     p.add_argument("--index", metavar="COLLECTION", default=None,
                    help="also index the transcripts into this search collection")

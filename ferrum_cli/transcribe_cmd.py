@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def add_transcription_arguments(p) -> None:
+def add_transcription_arguments(p, threads_help: str = "CPU threads (default: one per core, up to 8)") -> None:
     """The model, decoding and output-format options ``transcribe`` and ``batch`` share."""
     p.add_argument("--model", "-m", default=None,
                    help="model reference: whisper-tiny.en (default), whisper-base, or a model folder")
@@ -42,7 +42,7 @@ def add_transcription_arguments(p) -> None:
     p.add_argument("--format", "-f", choices=EXPORT_FORMATS + SPEAKER_FORMATS, default="txt", dest="fmt",
                    help="output format (default: txt; rttm needs --diarize)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
-    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
+    p.add_argument("--threads", type=int, default=None, help=threads_help)
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")

@@ -122,7 +122,8 @@ def reference(archive, tmp_path_factory):
 
 
 def _options(out: Path, **kw) -> BatchOptions:
-    return BatchOptions(output_dir=out, threads=THREADS, **{"fmt": "json", **kw})
+    """The default worker plan (on the 2-CPU cluster: two one-thread workers), JSON outputs."""
+    return BatchOptions(output_dir=out, **{"fmt": "json", **kw})
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +212,8 @@ def test_a_killed_worker_costs_only_its_files_which_are_retried(cluster, archive
                 os.kill(last.worker_pid, signal.SIGKILL)  # it is busy with the next files
                 killed.append(last.worker_pid)
 
-    summary = run_batch([str(archive)], _options(tmp_path), on_progress=kill_first_worker)
+    # one worker: every file after the kill has to come from the worker Ray restarts
+    summary = run_batch([str(archive)], _options(tmp_path, workers=1), on_progress=kill_first_worker)
     assert killed and workers[0] == killed[0]
     assert set(workers) - set(killed)  # files finished after the kill came from a restarted worker
     assert summary.written == len(CLIPS), summary.failed

@@ -54,11 +54,13 @@ def test_a_missing_source_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("nodes,cpus,gpus,options,expected", [
-    (1, 2, 0, {}, (1, 2, "cpu", 1.5, 0.0, 0)),          # this machine: one worker on both cores, decoding its files
-    (4, 64, 0, {}, (8, 8, "cpu", 7.5, 0.0, 0)),         # 16-core nodes: two 8-thread workers each
-    (1, 2, 0, {"workers": 2, "threads": 1}, (2, 1, "cpu", 0.5, 0.0, 0)),  # never more than the node has
+    (1, 2, 0, {}, (2, 1, "cpu", 0.75, 0.0, 0)),         # this machine: a one-thread worker per core, decoding its files
+    (4, 64, 0, {}, (64, 1, "cpu", 0.96, 0.0, 0)),       # 16-core nodes: sixteen one-thread workers each
+    (2, 128, 0, {}, (32, 4, "cpu", 3.96, 0.0, 0)),      # 64-core nodes: at most 16 workers, of 4 threads
+    (1, 2, 0, {"threads": 2}, (1, 2, "cpu", 1.5, 0.0, 0)),  # threads given: as many workers as fit
+    (1, 2, 0, {"workers": 2, "threads": 1}, (2, 1, "cpu", 0.75, 0.0, 0)),  # never more than the node has
     (2, 32, 4, {}, (4, 1, "cuda", 1.0, 1.0, 4)),        # GPUs: one worker per GPU, decoding tasks feed them
-    (2, 32, 4, {"device": "cpu"}, (4, 8, "cpu", 7.5, 0.0, 0)),  # told not to use the GPUs
+    (2, 32, 4, {"device": "cpu"}, (32, 1, "cpu", 0.96, 0.0, 0)),  # told not to use the GPUs
 ])
 def test_workers_and_what_they_reserve(tmp_path, nodes, cpus, gpus, options, expected):
     info = ClusterInfo("x", "127.0.0.1", nodes, cpus, gpus, False)

@@ -19,8 +19,8 @@ class BatchOptions:
     transcribe: TranscribeOptions = field(default_factory=TranscribeOptions)
     model: str | None = None             # Whisper model reference (None: the bundled default)
     device: str = "auto"                 # per worker: auto, cpu, cuda (GPUs are requested when the cluster has them)
-    threads: int | None = None           # CPU threads per transcription worker (None: the node's cores, up to 8)
-    workers: int | None = None           # transcription workers (None: one per GPU, else one per node's cores)
+    threads: int | None = None           # CPU threads per transcription worker (None: 1, or more on nodes over 16 cores)
+    workers: int | None = None           # transcription workers (None: one per GPU, else as many as the node's cores hold)
     batch_size: int = 1                  # 30 s windows decoded together; >1 packs windows of several files
     index: str | None = None             # search collection to index the transcripts into
     db: Path | None = None               # search database (None: the app's own)
