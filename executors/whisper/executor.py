@@ -75,12 +75,9 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         ``quantize``: "auto" (default) = int8 linear layers on the CPU when ``dtype`` is left on
         "auto" (measured faster at the same WER, see bench/transcribe.py), float weights otherwise;
         "int8"; None/"none" = float weights."""
-        from transformers import (
-            GenerationConfig,
-            WhisperFeatureExtractor,
-            WhisperForConditionalGeneration,
-            WhisperTokenizerFast,
-        )
+        from transformers import GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperTokenizerFast
+
+        from .network import load_network
 
         path = Path(model_path)
         if not (path / "config.json").is_file():
@@ -89,17 +86,16 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         choice = resolve_device(device, dtype, threads)
         started = time.perf_counter()
         try:
-            model = WhisperForConditionalGeneration.from_pretrained(
-                path, dtype=choice.torch_dtype, attn_implementation="sdpa", use_safetensors=True)
+            generation_config = GenerationConfig.from_pretrained(path)
+            model = load_network(path, WhisperConfig.from_pretrained(path), generation_config,
+                                 choice.torch_dtype, choice.torch_device)
             tokenizer = WhisperTokenizerFast.from_pretrained(path)
             feature_extractor = WhisperFeatureExtractor.from_pretrained(path)
-            generation_config = GenerationConfig.from_pretrained(path)
         except FerrumError:
             raise
         except Exception as exc:
             raise ModelError(f"Could not load the Whisper model in {path}: {exc}",
                              "check the folder is a complete Hugging Face Whisper export") from exc
-        model = model.to(choice.torch_device).eval()
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
         loaded = time.perf_counter()
         applied = None

@@ -147,7 +147,7 @@ class WhisperRuntime:
             h = layer.encoder_attn_layer_norm(x)
             o = self._attend(self._heads(calls.cross_q(h) * calls.cross_scaling), store.cross_k[i], store.cross_v[i])
             x = x + calls.cross_out(self._merge(o))
-            x = x + calls.fc2(layer.activation_fn(calls.fc1(layer.final_layer_norm(x))))
+            x = x + calls.fc2(F.gelu(calls.fc1(layer.final_layer_norm(x))))
         store.lengths = [n + q for n in lengths]
         return dec.layer_norm(x)
 
