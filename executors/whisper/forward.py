@@ -55,7 +55,7 @@ class WhisperRuntime:
     def encode(self, features: torch.Tensor) -> torch.Tensor:
         """[B, n_mels, 3000] log-mel -> [B, 1500, d] encoder output (no caching)."""
         x = features.to(self.device, self.dtype)
-        return self.encoder(x).last_hidden_state
+        return self.encoder(x)
 
     def encode_cached(self, windows: list[torch.Tensor]) -> tuple[torch.Tensor, list[str]]:
         """Encode several windows ([n_mels, 3000] each) in one pass, reusing cached outputs."""

@@ -60,7 +60,9 @@ class _Attention(nn.Module):
         return self.out_proj(out.transpose(1, 2).contiguous().reshape(*x.shape[:-1], -1).contiguous())
 
 
-class _EncoderLayer(nn.Module):
+class _Block(nn.Module):
+    """What encoder and decoder layers share: self-attention and the MLP, each after a layer norm."""
+
     def __init__(self, d_model: int, heads: int, ffn: int):
         super().__init__()
         self.self_attn = _Attention(d_model, heads)
@@ -69,6 +71,8 @@ class _EncoderLayer(nn.Module):
         self.fc2 = _linear(ffn, d_model)
         self.final_layer_norm = nn.LayerNorm(d_model)
 
+
+class _EncoderLayer(_Block):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.self_attn(self.self_attn_layer_norm(x))
         x = x + self.fc2(F.gelu(self.fc1(self.final_layer_norm(x))))
@@ -78,21 +82,13 @@ class _EncoderLayer(nn.Module):
         return x
 
 
-class _DecoderLayer(nn.Module):
+class _DecoderLayer(_Block):
+    """Its steps run in ``forward.WhisperRuntime``; here only the parameters."""
+
     def __init__(self, d_model: int, heads: int, ffn: int):
-        super().__init__()
-        self.self_attn = _Attention(d_model, heads)
-        self.self_attn_layer_norm = nn.LayerNorm(d_model)
+        super().__init__(d_model, heads, ffn)
         self.encoder_attn = _Attention(d_model, heads)
         self.encoder_attn_layer_norm = nn.LayerNorm(d_model)
-        self.fc1 = _linear(d_model, ffn)
-        self.fc2 = _linear(ffn, d_model)
-        self.final_layer_norm = nn.LayerNorm(d_model)
-
-
-class EncoderOutput:
-    def __init__(self, last_hidden_state: torch.Tensor):
-        self.last_hidden_state = last_hidden_state
 
 
 class WhisperEncoder(nn.Module):
@@ -106,13 +102,13 @@ class WhisperEncoder(nn.Module):
                                      for _ in range(cfg.encoder_layers)])
         self.layer_norm = nn.LayerNorm(d)
 
-    def forward(self, features: torch.Tensor) -> EncoderOutput:
-        """[B, n_mels, 3000] log-mel -> ``.last_hidden_state`` [B, 1500, d]."""
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """[B, n_mels, 3000] log-mel -> [B, 1500, d]."""
         x = F.gelu(self.conv2(F.gelu(self.conv1(features)))).permute(0, 2, 1)
         x = x + self.embed_positions.weight
         for layer in self.layers:
             x = layer(x)
-        return EncoderOutput(self.layer_norm(x))
+        return self.layer_norm(x)
 
 
 class WhisperDecoder(nn.Module):
