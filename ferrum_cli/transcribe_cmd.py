@@ -25,8 +25,9 @@ def register(subparsers) -> None:
     p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     add_transcription_arguments(p)
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
-                   help="30 s windows decoded together, of one long file or of several files "
-                        f"(default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time)")
+                   help="30 s windows decoded together: of one long file, or, when given with several "
+                        f"files, of different files (default {DEFAULT_BATCH_WINDOWS}, within each file; 1 = one "
+                        "window at a time)")
     p.add_argument("--no-history", action="store_true", help="do not keep the transcripts in the history")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -152,7 +153,10 @@ def run(args: argparse.Namespace) -> int:
     with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
         model = load(engine, WHISPER, args.quiet)
         taken: set[Path] = set()
-        if options.batch_windows > 1 and len(args.files) > 1:
+        # Windows of several files share batches only when asked: by default each file is decoded on
+        # its own (its long windows still batched), which measured faster for many short files at 1 and
+        # 2 threads (bench/transcribe_process.py, README "Benchmarks")
+        if args.batch_size is not None and options.batch_windows > 1 and len(args.files) > 1:
             return _run_grouped(engine, model, options, args, speakers, taken)
         return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
             engine, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))

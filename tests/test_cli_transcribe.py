@@ -25,7 +25,8 @@ def test_parser_defaults_and_choices():
         build_parser().parse_args(["transcribe"])  # at least one file
 
 
-def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys):
+@pytest.mark.parametrize("batching", [[], ["--batch-size", "4"]], ids=["each file alone", "files share batches"])
+def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys, batching):
     inputs = tmp_path / "in"
     inputs.mkdir()
     clip = shutil.copy(DEV_CLIP, inputs / "austen.flac")
@@ -34,7 +35,7 @@ def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys):
     out = tmp_path / "out"
 
     code = main(["transcribe", str(clip), str(inputs / "notes.wav"), str(inputs / "missing.wav"), str(short),
-                 "--format", "srt", "--output-dir", str(out), "--threads", "1"])
+                 "--format", "srt", "--output-dir", str(out), "--threads", "1", *batching])
     captured = capsys.readouterr()
 
     assert code == 1
