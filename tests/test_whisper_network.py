@@ -64,3 +64,22 @@ def test_encoder_output_is_bit_identical(pair, speech_dir, quantized):
         got = ours.model.encoder(features)
     assert got.shape == want.shape == (len(clips), 1500, ours.config.d_model)
     assert torch.equal(got, want)
+
+
+def test_a_short_window_encodes_as_transformers_layers_do(pair, speech_dir):
+    """Live dictation encodes only the frames it has (the positional embedding sliced to them)."""
+    import torch.nn.functional as F
+
+    reference, ours, log_mel = pair
+    clip = sorted(speech_dir.rglob("*.flac"))[0]
+    features = _features(log_mel, speech_dir, [clip.relative_to(speech_dir).as_posix()])[..., :400]  # 4 s
+    enc = reference.model.encoder
+    with torch.inference_mode():
+        x = F.gelu(enc.conv2(F.gelu(enc.conv1(features)))).permute(0, 2, 1)
+        x = x + enc.embed_positions.weight[: x.shape[1]]
+        for layer in enc.layers:
+            x = layer(x, None)
+        want = enc.layer_norm(x)
+        got = ours.model.encoder(features)
+    assert got.shape == (1, 200, ours.config.d_model)
+    assert torch.equal(got, want)

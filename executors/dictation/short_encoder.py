@@ -4,7 +4,8 @@ Whisper's encoder is a stack of convolutions and self-attention over 1500 positi
 whisper.cpp's ``audio_ctx`` does, the positional embedding can be sliced to the frames we have:
 n seconds give 100·n mel frames and 50·n encoder positions, so 3 s of audio costs about a tenth of
 a full window.  The decoder's cross-attention then reads only those positions.  The loaded
-executor's own modules run the layers, so its int8 (quantised) path is used unchanged.
+executor's own encoder runs (``executors/whisper/network.py`` takes any frame count), so its int8
+(quantised) path is used unchanged.
 """
 
 from __future__ import annotations
@@ -34,17 +35,8 @@ def encode_short(ex, samples: np.ndarray, min_seconds: float = 1.0, pad_seconds:
     """[1, T, d] encoder output for ``samples`` (16 kHz mono, ≤ 30 s), T = frames / 2."""
     mel, _ = audio_context(ex, samples, min_seconds, pad_seconds)
     rt = ex.runtime
-    enc = rt.encoder
     with ex.stats.operation("prefill", 1):
-        x = mel[None].to(rt.device, rt.dtype)
-        x = F.gelu(enc.conv1(x))
-        x = F.gelu(enc.conv2(x)).permute(0, 2, 1)
-        x = x + enc.embed_positions.weight[: x.shape[1]]
-        for layer in enc.layers:
-            x = layer(x, None)
-            if isinstance(x, tuple):  # older transformers return (hidden, attn)
-                x = x[0]
-        return enc.layer_norm(x)
+        return rt.encoder(mel[None].to(rt.device, rt.dtype))
 
 
 def encode_full(ex, samples: np.ndarray) -> torch.Tensor:

@@ -103,9 +103,10 @@ class WhisperEncoder(nn.Module):
         self.layer_norm = nn.LayerNorm(d)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
-        """[B, n_mels, 3000] log-mel -> [B, 1500, d]."""
+        """[B, n_mels, 2T] log-mel -> [B, T, d]: a full window has T = 1500; fewer frames encode only
+        the audio there is (live dictation's short windows, as whisper.cpp's ``audio_ctx``)."""
         x = F.gelu(self.conv2(F.gelu(self.conv1(features)))).permute(0, 2, 1)
-        x = x + self.embed_positions.weight
+        x = x + self.embed_positions.weight[: x.shape[1]]
         for layer in self.layers:
             x = layer(x)
         return self.layer_norm(x)
