@@ -164,12 +164,11 @@ def load_network(folder: Path, cfg, generation_config, dtype: torch.dtype, devic
         state.update(load_file(str(path)))
     if not any(k.startswith("model.") for k in state):  # a bare WhisperModel export
         state = {f"model.{k}": v for k, v in state.items()}
-    state.setdefault("proj_out.weight", state.get("model.decoder.embed_tokens.weight"))
-    expected = set(net.state_dict())
+    expected = set(net.state_dict()) - {"proj_out.weight"}  # tied to the token embedding, not read
     missing = sorted(expected - state.keys())
     if missing:
         raise ModelError(f"The Whisper weights in {folder} lack {len(missing)} tensors (first: {missing[0]})",
                          "check the folder is a complete Hugging Face Whisper export")
-    net.load_state_dict({k: v for k, v in state.items() if k in expected}, assign=True)
+    net.load_state_dict({k: state[k] for k in expected}, strict=False, assign=True)
     net.proj_out.weight = net.model.decoder.embed_tokens.weight  # assign=True replaced the tied parameter
     return net.to(device=device, dtype=dtype).eval()
