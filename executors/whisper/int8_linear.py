@@ -51,6 +51,12 @@ class RowInt8Linear(nn.Module):
         calibration[0], calibration[-1] = _CALIBRATION
         self._calibration = calibration
 
+    def packed_with_bias(self):
+        """fbgemm's packed weight with the bias, for ``quantized::linear_dynamic`` on its own."""
+        qweight = torch._make_per_channel_quantized_tensor(
+            self.weight_int8, self.scales.double(), torch.zeros(self.out_features, dtype=torch.long), 0)
+        return torch.ops.quantized.linear_prepack(qweight, self.bias)
+
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:
         """Symmetric per-row int8 of a float weight [out, in]."""

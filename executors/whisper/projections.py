@@ -30,10 +30,21 @@ def direct(module: nn.Module) -> Projection:
     return module
 
 
-def fused(parts: list[nn.Module]) -> Projection:
-    """One projection whose output is the outputs of ``parts`` (same input) side by side."""
+def token_step(module: nn.Module) -> Projection:
+    """``direct(module)`` for a decoder layer that a step feeds one token per window: an int8 layer
+    then quantises each such row with fbgemm's own dynamic range, in one kernel call per row."""
+    module = getattr(module, "qlinear", module)
+    if not isinstance(module, RowInt8Linear):
+        return direct(module)
+    return _int8_token_rows(module)
+
+
+def fused(parts: list[nn.Module], *, token_rows: bool = False) -> Projection:
+    """One projection whose output is the outputs of ``parts`` (same input) side by side
+    (``token_rows``: as ``token_step`` makes it)."""
     if all(isinstance(p, RowInt8Linear) for p in parts):
-        return RowInt8Linear.concat(parts).forward
+        layer = RowInt8Linear.concat(parts)
+        return _int8_token_rows(layer) if token_rows else layer.forward
     if all(type(p) is nn.Linear for p in parts):
         return _fused_float(parts)
     calls = [direct(p) for p in parts]
@@ -57,3 +68,23 @@ def _fused_float(parts: list[nn.Linear]) -> Projection:
             p.bias.data = bias[rows]
         at += p.out_features
     return lambda x: F.linear(x, weight, bias)
+
+
+def _int8_token_rows(layer: RowInt8Linear) -> Projection:
+    """Inputs of one row per window ([B, 1, in], decoder steps) go to fbgemm's dynamic int8 linear one
+    window at a time: a single row is quantised over its own range, so each window's result is the
+    same whatever the batch, and the call costs one kernel launch instead of the dozen small
+    operations ``RowInt8Linear`` needs to give every row of a larger input its own range.  Other
+    inputs (prompts, the encoder's rows) go to ``RowInt8Linear``."""
+    packed = layer.packed_with_bias()
+    many_rows = layer.forward
+    kernel = torch.ops.quantized.linear_dynamic
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 3 or x.shape[1] != 1:
+            return many_rows(x)
+        if x.shape[0] == 1:
+            return kernel(x, packed, True)
+        return torch.stack([kernel(row, packed, True) for row in x.unbind(0)])
+
+    return call

@@ -5,7 +5,9 @@ What the code does (``int8_linear``): weights are symmetric int8 with one scale 
 range per row (per token), and fbgemm's int8 GEMM accumulates in int32.  torch's own
 ``quantize_dynamic`` was not used: its default weights are per tensor, and even with per-channel
 weights it quantises a whole input with one range (the 1,500 rows of an encoder window share the
-loudest row's range; batched decoder rows change each other's results).
+loudest row's range; batched decoder rows change each other's results).  A decoder step's one-token
+rows are the exception (``projections.token_step``): a single row quantised over its own range by
+fbgemm's dynamic linear is already per row, and costs one kernel call.
 
 Which layers are int8 is a per-group choice (``GROUPS``), made by measurement with
 ``bench/transcribe.py`` (WER per dev subset next to our float32, and time): see ``DEFAULT_GROUPS``.

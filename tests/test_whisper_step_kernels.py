@@ -1,0 +1,86 @@
+"""The decoder step's CPU kernels: one-token rows through fbgemm one window at a time, best-of rows
+sharing one copy of the cross-attention K/V, windows encoded one by one, and the sampler.
+
+Each must give a window the same result whatever it is batched with (that is what makes batched
+transcription give the sequential text), and stay close to the float computation it replaces.
+"""
+
+from __future__ import annotations
+
+import soundfile as sf
+import torch
+from torch import nn
+
+from executors.whisper.decoding import _sample
+from executors.whisper.forward import WhisperRuntime
+from executors.whisper.int8_linear import RowInt8Linear
+from executors.whisper.projections import fused, token_step
+
+
+def _relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    return float(((got - want).norm(dim=-1) / want.norm(dim=-1)).max())
+
+
+@torch.no_grad()
+def test_token_rows_do_not_depend_on_the_batch_and_stay_close_to_float():
+    torch.manual_seed(3)
+    linear = nn.Linear(384, 1536)
+    step = token_step(RowInt8Linear.from_linear(linear))
+    rows = torch.randn(7, 1, 384) * torch.linspace(0.1, 10, 7)[:, None, None] + torch.linspace(-2, 2, 7)[:, None, None]
+    together = step(rows)
+    alone = torch.cat([step(rows[i:i + 1]) for i in range(len(rows))])
+    assert together.shape == (7, 1, 1536)
+    assert torch.equal(together, alone)
+    assert _relative_error(together, linear(rows)) < 0.03
+
+
+@torch.no_grad()
+def test_prompts_keep_the_per_row_int8_layer():
+    torch.manual_seed(4)
+    layer = RowInt8Linear.from_linear(nn.Linear(384, 384))
+    prompt = torch.randn(2, 5, 384)
+    assert torch.equal(token_step(layer)(prompt), layer(prompt))
+
+
+@torch.no_grad()
+def test_fused_token_rows_equal_their_parts():
+    torch.manual_seed(5)
+    parts = [RowInt8Linear.from_linear(nn.Linear(384, 384)) for _ in range(3)]
+    x = torch.randn(4, 1, 384)
+    assert torch.equal(fused(parts, token_rows=True)(x), torch.cat([token_step(p)(x) for p in parts], dim=-1))
+
+
+@torch.no_grad()
+def test_rows_sharing_one_encoder_output_attend_to_one_copy():
+    torch.manual_seed(6)
+    k, v = torch.randn(1, 6, 1500, 64), torch.randn(1, 6, 1500, 64)
+    q = torch.randn(5, 6, 2, 64) / 8
+    shared = WhisperRuntime._attend_shared(q, k, v)
+    reference = torch.softmax(q @ k.expand(5, -1, -1, -1).transpose(-1, -2), dim=-1) @ v.expand(5, -1, -1, -1)
+    assert shared.shape == reference.shape
+    assert torch.allclose(shared, reference, atol=1e-5)
+
+
+@torch.no_grad()
+def test_windows_are_encoded_the_same_alone_or_together(whisper_tiny_int8, speech_dir):
+    ex = whisper_tiny_int8
+    windows = []
+    for name in ("asterisk/activated.flac", "asterisk/confbridge-invalid.flac"):
+        audio, _ = sf.read(str(speech_dir / name), dtype="float32")
+        windows.append(ex.log_mel.window(audio)[0])
+    ex.encoder_cache.clear()
+    together, _ = ex.runtime.encode_cached(windows)
+    ex.encoder_cache.clear()
+    alone = torch.cat([ex.runtime.encode_cached([w])[0] for w in windows])
+    assert torch.equal(together, alone)
+    assert not torch.equal(together[0], together[1])
+
+
+def test_sampling_follows_the_distribution_and_never_draws_a_masked_token():
+    probs = torch.tensor([[0.0, 0.2, 0.0, 0.5, 0.3, 0.0]]).repeat(20000, 1)
+    draws = _sample(probs, torch.Generator().manual_seed(7))
+    counts = torch.bincount(draws, minlength=6).float() / len(draws)
+    assert counts[[0, 2, 5]].sum() == 0
+    assert torch.allclose(counts[[1, 3, 4]], torch.tensor([0.2, 0.5, 0.3]), atol=0.015)
+    again = _sample(probs, torch.Generator().manual_seed(7))
+    assert torch.equal(draws, again)
