@@ -6,9 +6,10 @@ its first segment: ``ferrum transcribe`` next to faster-whisper as a command (be
 
 Cases, each run as fresh processes, interleaved, medians:
 - "many files": every dev clip in one call (ours: one ``ferrum transcribe`` with the default batch
-  and with ``--batch-size 1``; the peer: one process looping over the files);
-- "long file": the dev clips joined into one ``--long-seconds`` file (ours default and
-  ``--batch-size 1``; the peer sequential and its BatchedInferencePipeline).
+  size and with ``--batch-size 1`` and ``--batch``, those that differ from it; the peer: one process
+  looping over the files);
+- "long file": the dev clips joined into one ``--long-seconds`` file (ours the same ways; the peer
+  sequential and its BatchedInferencePipeline).
 The start-up probe runs one short clip in a fresh process and reports each stage's seconds.
 """
 
@@ -40,6 +41,8 @@ from bench.common import (  # noqa: E402
     wer_by_subset,
 )
 
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # noqa: E402
+
 PEER = "faster-whisper int8"
 
 
@@ -48,9 +51,9 @@ def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool)
     ours = [py, "-m", "ferrum_cli.main", "transcribe", *map(str, files), "-o", str(out), "-q",
             "--language", "en", "--threads", str(threads)]
     peer = [py, str(ROOT / "bench" / "fw_transcribe.py"), *map(str, files), "-o", str(out), "--threads", str(threads)]
-    cmds = {PEER: peer, "ferrum default": ours, "ferrum --batch-size 1": ours + ["--batch-size", "1"]}
-    if batch != 8:
-        cmds[f"ferrum --batch-size {batch}"] = ours + ["--batch-size", str(batch)]
+    cmds = {PEER: peer, "ferrum default": ours}
+    for size in sorted({1, batch} - {DEFAULT_BATCH_WINDOWS}):
+        cmds[f"ferrum --batch-size {size}"] = ours + ["--batch-size", str(size)]
     if long:
         cmds[f"{PEER} batched (x{batch})"] = peer + ["--batch", str(batch)]
     return cmds

@@ -89,9 +89,9 @@ class ModelsPage(SettingsPage):
         self.batch_size = QSpinBox()
         self.batch_size.setRange(1, 32)
         self.batch_size.setValue(max(1, current.batch_size))
-        self.batch_size.setToolTip("How many 30-second windows of a file are decoded together. Larger is faster "
-                                   "on long files; 1 decodes one window at a time. Files under 30 s get the "
-                                   "same text either way.")
+        self.batch_size.setToolTip("How many 30-second windows of a file are decoded together. 1 (one at a "
+                                   "time) is the fastest on a CPU; a GPU may gain from more. Files under 30 s "
+                                   "get the same text either way.")
         self.auto_index = QCheckBox("Make finished transcripts searchable")
         self.auto_index.setChecked(current.auto_index_transcripts)
 

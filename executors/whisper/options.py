@@ -8,9 +8,12 @@ from ..core.errors import InvalidParameterError
 
 
 # Windows decoded together by the front-ends (CLI, app, API) unless the user picks another number:
-# the fastest at equal WER on a 2-core CPU (bench/transcribe.py; README "Benchmarks").  Files
-# shorter than 30 s get exactly the sequential text at any batch size.
-DEFAULT_BATCH_WINDOWS = 8
+# the fastest on a 2-core CPU (bench/transcribe_process.py; README "Benchmarks").  One at a time won
+# once a decoder step cost little beyond its per-window work (the cross-attention over 1,500 frames,
+# one int8 kernel call per row), which batching does not share; batched spans also need extra windows
+# for their tails.  GPUs were not measured.  Files shorter than 30 s get exactly the sequential text
+# at any batch size.
+DEFAULT_BATCH_WINDOWS = 1
 
 
 @dataclass

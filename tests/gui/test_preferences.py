@@ -25,7 +25,7 @@ def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, ho
     original = host.settings
     dialog = main_window.show_preferences()
     page = dialog.page(ModelsPage)
-    assert page.batch_size.value() == original.batch_size == 8
+    assert page.batch_size.value() == original.batch_size == 1
     page.batch_size.setValue(3)
     try:
         assert run_async(dialog.apply()[dialog.pages.index(page)], timeout=300) == []
