@@ -154,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
         model = load(engine, WHISPER, args.quiet)
         taken: set[Path] = set()
         # Windows of several files share batches only when asked (--batch-size above 1): by default each
-        # file is decoded on its own, one window at a time, which measured fastest for many short files
-        # and for a long one at 1 and 2 threads (bench/transcribe_process.py, README "Benchmarks")
+        # file is decoded on its own, one window at a time, which measured fastest for a long file at 1
+        # and 2 threads and for many short files at 2 (at 1 thread the two were within the noise;
+        # bench/transcribe_process.py, README "Benchmarks")
         if options.batch_windows > 1 and len(args.files) > 1:
             return _run_grouped(engine, model, options, args, speakers, taken)
         return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(

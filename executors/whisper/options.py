@@ -8,11 +8,12 @@ from ..core.errors import InvalidParameterError
 
 
 # Windows decoded together by the front-ends (CLI, app, API) unless the user picks another number:
-# the fastest on a 2-core CPU (bench/transcribe_process.py; README "Benchmarks").  One at a time won
-# once a decoder step cost little beyond its per-window work (the cross-attention over 1,500 frames,
-# one int8 kernel call per row), which batching does not share; batched spans also need extra windows
-# for their tails.  GPUs were not measured.  Files shorter than 30 s get exactly the sequential text
-# at any batch size.
+# the fastest on a 2-core CPU for a long file at 1 and 2 threads and for many short files at 2 (at 1
+# thread, many short files were within the noise; bench/transcribe_process.py, README "Benchmarks").
+# One at a time won once a decoder step cost little beyond its per-window work (the cross-attention
+# over 1,500 frames, one int8 kernel call per row), which batching does not share; batched spans also
+# need extra windows for their tails.  GPUs were not measured.  Files shorter than 30 s get exactly the
+# sequential text at any batch size.
 DEFAULT_BATCH_WINDOWS = 1
 
 
