@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light: no torch
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -22,7 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     p.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core, up to 8)")
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
-                   help="30 s windows of an upload decoded together (default 8; 1 = one at a time)")
+                   help=f"30 s windows of an upload decoded together (default {DEFAULT_BATCH_WINDOWS}; 1 = one at a time)")
     p.add_argument("--no-history", action="store_true",
                    help="keep no transcription in the transcript history (by default each lands there, "
                         "unless its request sends the form field history=false)")
