@@ -34,16 +34,21 @@ def open_engine(args, **changes) -> Iterator:
 
 def load(engine, kind: str, quiet: bool = False):
     """Load the ``kind`` model now (errors surface here, before any work); ``quiet`` hides the
-    "Loading weights" bar transformers draws."""
+    "Loading weights" bar transformers draws for the embedding model (Whisper loads without
+    transformers, whose import alone takes about a second)."""
+    from executors.service.settings import WHISPER
+
+    if not quiet or kind == WHISPER:
+        return engine.models.load(kind).result()
     from transformers.utils import logging as hf_logging
 
     bars_on = hf_logging.is_progress_bar_enabled()
-    if quiet and bars_on:
+    if bars_on:
         hf_logging.disable_progress_bar()
     try:
         return engine.models.load(kind).result()
     finally:
-        if quiet and bars_on:
+        if bars_on:
             hf_logging.enable_progress_bar()
 
 

@@ -197,7 +197,7 @@ def test_info_capabilities_and_live_status(whisper_tiny, clips):
 def test_shutdown_releases_everything(whisper_tiny, clips):
     from executors.whisper.executor import WhisperModelExecutor
 
-    other = WhisperModelExecutor(whisper_tiny.model, whisper_tiny.tokenizer, whisper_tiny.log_mel.fe,
+    other = WhisperModelExecutor(whisper_tiny.model, whisper_tiny.tokenizer, whisper_tiny.log_mel.settings,
                                  whisper_tiny.generation_config, whisper_tiny.device, "tiny-copy")
     out = run(other.prefill(PrefillInput(torch.tensor([_sot(other)]), metadata={"input_features": clips[0][0]})))
     run(other.shutdown())

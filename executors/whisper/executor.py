@@ -39,7 +39,7 @@ DEFAULT_MAX_BATCH = 16
 
 
 class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
-    def __init__(self, model, tokenizer, feature_extractor, generation_config, device: DeviceChoice,
+    def __init__(self, model, tokenizer, mel_settings, generation_config, device: DeviceChoice,
                  model_id: str, quantized: str | None = None, num_parameters: int | None = None,
                  max_batch_size: int | None = None):
         self.model = model
@@ -55,7 +55,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.max_batch_size = max_batch_size or (DEFAULT_MAX_BATCH if device.kind == "cpu" else DEFAULT_MAX_BATCH * 4)
         self.runtime = WhisperRuntime(model, max_batch=self.max_batch_size)
         self.encoder_cache = self.runtime.encoder_cache
-        self.log_mel = LogMel(feature_extractor, device.torch_device)
+        self.log_mel = LogMel(mel_settings, device.torch_device)
         self.stats = ExecutorStats(device.name, parameter_bytes(model), self._held_memory)
         self.runtime.live.on_grow = self.stats.observe_memory
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
@@ -75,8 +75,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         ``quantize``: "auto" (default) = int8 linear layers on the CPU when ``dtype`` is left on
         "auto" (measured faster at the same WER, see bench/transcribe.py), float weights otherwise;
         "int8"; None/"none" = float weights."""
-        from transformers import GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperTokenizerFast
-
+        from .model_files import MelSettings, WhisperTokenizer, read_config, read_generation_config
         from .network import load_network
 
         path = Path(model_path)
@@ -86,11 +85,10 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         choice = resolve_device(device, dtype, threads)
         started = time.perf_counter()
         try:
-            generation_config = GenerationConfig.from_pretrained(path)
-            model = load_network(path, WhisperConfig.from_pretrained(path), generation_config,
-                                 choice.torch_dtype, choice.torch_device)
-            tokenizer = WhisperTokenizerFast.from_pretrained(path)
-            feature_extractor = WhisperFeatureExtractor.from_pretrained(path)
+            generation_config = read_generation_config(path)
+            model = load_network(path, read_config(path), generation_config, choice.torch_dtype, choice.torch_device)
+            tokenizer = WhisperTokenizer.from_folder(path)
+            mel_settings = MelSettings.read(path)
         except FerrumError:
             raise
         except Exception as exc:
@@ -104,7 +102,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         if quantize not in (None, "none", False):
             model, applied = cls._quantize(model, quantize, choice)
         quantized = time.perf_counter()
-        ex = cls(model, tokenizer, feature_extractor, generation_config, choice, model_id or path.name, applied,
+        ex = cls(model, tokenizer, mel_settings, generation_config, choice, model_id or path.name, applied,
                  n_params)
         ex.load_timings = {"weights and tokenizer": loaded - started, "quantisation": quantized - loaded,
                            "runtime set-up": time.perf_counter() - quantized}

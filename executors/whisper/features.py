@@ -1,9 +1,12 @@
-"""Log-mel features (transformers' WhisperFeatureExtractor, torch STFT path) and 30 s windowing.
+"""Log-mel features (Whisper's: Slaney mel filters over a Hann-window STFT, log10, an 8-decade floor)
+and 30 s windowing.
 
-Windows are cut from the audio at the seek position and their spectrogram is zero-padded to the
-model's 3000 frames (padding the spectrogram rather than the audio, as faster-whisper does).
-``AudioWindows`` keeps only the audio from the current seek point on, so an hour-long file never
-holds more than about two windows in memory.
+``LogMel`` computes exactly what transformers' ``WhisperFeatureExtractor`` computes on its torch path
+(the same operations in the same order, so the same bits: ``tests/test_whisper_model_files.py``)
+without importing transformers. Windows are cut from the audio at the seek position and their
+spectrogram is zero-padded to the model's 3000 frames (padding the spectrogram rather than the audio,
+as faster-whisper does). ``AudioWindows`` keeps only the audio from the current seek point on, so an
+hour-long file never holds more than about two windows in memory.
 """
 
 from __future__ import annotations
@@ -14,17 +17,51 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+_MEL_BREAK_HZ = 1000.0      # Slaney's mel scale: linear below, logarithmic above
+_MEL_BREAK = 15.0           # the mel value at the break
+_MEL_MAX_HZ = 8000.0
+
+
+def _hz_to_mel(hz: float) -> float:
+    if hz < _MEL_BREAK_HZ:
+        return 3.0 * hz / 200.0
+    return _MEL_BREAK + np.log(hz / _MEL_BREAK_HZ) * (27.0 / np.log(6.4))
+
+
+def _mel_to_hz(mels: np.ndarray) -> np.ndarray:
+    hz = 200.0 * mels / 3.0
+    high = mels >= _MEL_BREAK
+    hz[high] = _MEL_BREAK_HZ * np.exp(np.log(6.4) / 27.0 * (mels[high] - _MEL_BREAK))
+    return hz
+
+
+def mel_filters(n_fft: int, n_mels: int, sample_rate: int) -> np.ndarray:
+    """[n_fft // 2 + 1, n_mels] triangular filters, 0-8 kHz, equally spaced on Slaney's mel scale, each
+    scaled to unit area (float64)."""
+    edges = _mel_to_hz(np.linspace(_hz_to_mel(0.0), _hz_to_mel(_MEL_MAX_HZ), n_mels + 2))
+    bins = np.linspace(0, sample_rate // 2, n_fft // 2 + 1)
+    widths = np.diff(edges)
+    offsets = edges[None, :] - bins[:, None]
+    rising = -offsets[:, :-2] / widths[:-1]
+    falling = offsets[:, 2:] / widths[1:]
+    filters = np.maximum(np.zeros(1), np.minimum(rising, falling))
+    return filters * (2.0 / (edges[2:n_mels + 2] - edges[:n_mels]))[None, :]
+
 
 class LogMel:
-    def __init__(self, feature_extractor, device: torch.device):
-        self.fe = feature_extractor
-        self.sample_rate = int(feature_extractor.sampling_rate)
-        self.hop = int(feature_extractor.hop_length)
-        self.n_fft = int(feature_extractor.n_fft)
-        self.n_frames = int(feature_extractor.nb_max_frames)
-        self.n_samples = int(feature_extractor.n_samples)
+    def __init__(self, settings, device: torch.device):
+        """``settings``: a ``model_files.MelSettings`` (or anything with its attributes)."""
+        self.settings = settings
+        self.sample_rate = int(settings.sampling_rate)
+        self.hop = int(settings.hop_length)
+        self.n_fft = int(settings.n_fft)
+        self.n_frames = int(settings.nb_max_frames)
+        self.n_samples = int(settings.n_samples)
         # STFT on the GPU when the model is there; MPS lacks some FFT ops, so it stays on the CPU.
         self.device = "cuda" if device.type == "cuda" else "cpu"
+        filters = mel_filters(self.n_fft, int(settings.feature_size), self.sample_rate)
+        self._filters = torch.from_numpy(filters).to(self.device, torch.float32)
+        self._window = torch.hann_window(self.n_fft, device=self.device)
 
     @property
     def seconds_per_frame(self) -> float:
@@ -35,9 +72,13 @@ class LogMel:
         frames = len(samples) // self.hop
         if len(samples) < self.n_fft:  # the STFT's reflect padding needs at least one FFT frame
             samples = np.pad(samples, (0, self.n_fft - len(samples)))
-        out = self.fe(np.asarray(samples, dtype=np.float32), sampling_rate=self.sample_rate, padding="longest",
-                      truncation=False, return_tensors="pt", device=self.device)
-        return out["input_features"][0, :, :frames]
+        wave = torch.from_numpy(np.ascontiguousarray(samples, dtype=np.float32)).to(self.device)[None]
+        stft = torch.stft(wave, self.n_fft, self.hop, window=self._window, return_complex=True)
+        power = (stft[..., :-1].abs() ** 2).contiguous()
+        log_spec = torch.clamp(self._filters.T @ power, min=1e-10).log10()
+        peak = log_spec.max(dim=2, keepdim=True)[0].max(dim=1, keepdim=True)[0]
+        log_spec = (torch.maximum(log_spec, peak - 8.0) + 4.0) / 4.0
+        return log_spec[0, :, :frames].cpu()
 
     def window(self, samples: np.ndarray) -> tuple[torch.Tensor, int]:
         """One model window: features of up to 30 s of ``samples`` padded to 3000 frames, and the
