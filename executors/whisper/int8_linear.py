@@ -43,19 +43,19 @@ class RowInt8Linear(nn.Module):
         self.register_buffer("row_sums", weight_int8.sum(dim=1, dtype=torch.int32).float() * self.scales)
         self._pack()
 
-    def _pack(self) -> None:
-        qweight = torch._make_per_channel_quantized_tensor(
+    def _quantized_weight(self) -> torch.Tensor:
+        return torch._make_per_channel_quantized_tensor(
             self.weight_int8, self.scales.double(), torch.zeros(self.out_features, dtype=torch.long), 0)
-        self._packed = torch.ops.quantized.linear_prepack(qweight, None)
+
+    def _pack(self) -> None:
+        self._packed = torch.ops.quantized.linear_prepack(self._quantized_weight(), None)
         calibration = torch.zeros(self.in_features)
         calibration[0], calibration[-1] = _CALIBRATION
         self._calibration = calibration
 
     def packed_with_bias(self):
         """fbgemm's packed weight with the bias, for ``quantized::linear_dynamic`` on its own."""
-        qweight = torch._make_per_channel_quantized_tensor(
-            self.weight_int8, self.scales.double(), torch.zeros(self.out_features, dtype=torch.long), 0)
-        return torch.ops.quantized.linear_prepack(qweight, self.bias)
+        return torch.ops.quantized.linear_prepack(self._quantized_weight(), self.bias)
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:

@@ -33,10 +33,7 @@ def direct(module: nn.Module) -> Projection:
 def token_step(module: nn.Module) -> Projection:
     """``direct(module)`` for a decoder layer that a step feeds one token per window: an int8 layer
     then quantises each such row with fbgemm's own dynamic range, in one kernel call per row."""
-    module = getattr(module, "qlinear", module)
-    if not isinstance(module, RowInt8Linear):
-        return direct(module)
-    return _int8_token_rows(module)
+    return _int8_token_rows(module) if isinstance(module, RowInt8Linear) else direct(module)
 
 
 def fused(parts: list[nn.Module], *, token_rows: bool = False) -> Projection:
