@@ -6,7 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from executors.whisper.int8_linear import RowInt8Linear
+import sys
+from pathlib import Path
+
+from executors.whisper.int8_linear import RowInt8Linear, full_range_is_exact, reduce_range
 from executors.whisper.quantize import DEFAULT_GROUPS, GROUPS, layer_group, quantize_int8, quantized_layers
 
 
@@ -65,6 +68,29 @@ def test_per_row_activations_beat_one_range_for_the_whole_input():
     err = lambda out: float(((out[quiet] - reference[quiet]).norm() / reference[quiet].norm()))  # noqa: E731
     assert err(ours) < 0.03
     assert err(ours) < err(whole) / 3, (err(ours), err(whole))
+
+
+def test_a_row_is_quantised_on_the_finest_grid_the_kernel_adds_exactly():
+    """Identity weights give back the input as the kernel quantised it: each value within half a
+    step of the row's grid, 252 steps over [min, max] with the 8-bit range, 125 with the 7-bit one."""
+    torch.manual_seed(3)
+    layer = RowInt8Linear.quantize(torch.eye(64), None)
+    rows = torch.randn(32, 64) * torch.logspace(-2, 2, 32)[:, None] + torch.linspace(-5, 5, 32)[:, None]
+    half_range = (rows.amax(dim=1) - rows.amin(dim=1)) / 2
+    error = (layer(rows) - rows).abs().amax(dim=1) / half_range
+    steps = 126 if not reduce_range() else 62.5   # per unit of the half range
+    assert bool((error <= 0.5 / steps * 1.02).all()), float(error.max() * steps)
+    assert float(error.max()) > 0.5 / steps * 0.5   # the bound is tight: the grid is not finer than stated
+
+
+@pytest.mark.skipif(not Path("/proc/cpuinfo").exists() or sys.platform != "linux", reason="reads Linux CPU flags")
+def test_the_kernel_probe_matches_the_cpu():
+    """8-bit activations are used exactly where the CPU's int8 dot product accumulates in 32 bits (VNNI)."""
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    if "avx2" not in flags:
+        pytest.skip("not an x86 CPU with AVX2")
+    assert full_range_is_exact() == bool(flags & {"avx512_vnni", "avx_vnni"})
+    assert reduce_range() == (not full_range_is_exact())
 
 
 def test_fused_projection_equals_its_parts():

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .int8_linear import RowInt8Linear
+from .int8_linear import RowInt8Linear, reduce_range
 
 Projection = Callable[[torch.Tensor], torch.Tensor]
 
@@ -75,13 +75,13 @@ def _int8_token_rows(layer: RowInt8Linear) -> Projection:
     inputs (prompts, the encoder's rows) go to ``RowInt8Linear``."""
     packed = layer.packed_with_bias()
     many_rows = layer.forward
-    kernel = torch.ops.quantized.linear_dynamic
+    kernel, reduce = torch.ops.quantized.linear_dynamic, reduce_range()
 
     def call(x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 3 or x.shape[1] != 1:
             return many_rows(x)
         if x.shape[0] == 1:
-            return kernel(x, packed, True)
-        return torch.stack([kernel(row, packed, True) for row in x.unbind(0)])
+            return kernel(x, packed, reduce)
+        return torch.stack([kernel(row, packed, reduce) for row in x.unbind(0)])
 
     return call
