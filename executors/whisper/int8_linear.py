@@ -16,7 +16,7 @@ as decoding one window at a time.
 
 Weights: symmetric int8, one scale per output row (``max |w_row| / 127``).  Activations use the
 kernel's full 8-bit grid (252 steps over a row's range) where its int8 dot product accumulates in
-32 bits (AVX-512 VNNI, ARM); where it sums pairs of products in 16 bits (AVX2 without VNNI) that
+32 bits (AVX-512 VNNI); where it sums pairs of products in 16 bits (AVX2 without VNNI) that
 would saturate, so there the 7-bit grid (``reduce_range``, 125 steps) is used.  ``full_range_is_exact``
 asks the kernel itself which case applies.
 """
