@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
-
-import sys
-from pathlib import Path
 
 from executors.whisper.int8_linear import RowInt8Linear, full_range_is_exact, reduce_range
 from executors.whisper.quantize import DEFAULT_GROUPS, GROUPS, layer_group, quantize_int8, quantized_layers
@@ -90,7 +90,6 @@ def test_the_kernel_probe_matches_the_cpu():
     if "avx2" not in flags:
         pytest.skip("not an x86 CPU with AVX2")
     assert full_range_is_exact() == bool(flags & {"avx512_vnni", "avx_vnni"})
-    assert reduce_range() == (not full_range_is_exact())
 
 
 def test_fused_projection_equals_its_parts():
