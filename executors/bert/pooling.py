@@ -8,11 +8,11 @@ it gets masked mean pooling and L2 normalisation.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import InvalidFormatError, UnsupportedError
+from ..core.model_json import read_model_json
 
 # The order sentence-transformers concatenates enabled modes in.
 _MODE_KEYS = (
@@ -33,14 +33,6 @@ class PoolingConfig:
     transformer_dir: str = ""  # sub-folder holding the transformer weights ("" = the folder itself)
     source: str = "default"    # "sentence-transformers" or "default"
     extra: dict = field(default_factory=dict, compare=False)
-
-
-def _read_json(path: Path) -> dict | list:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidFormatError(f"Cannot read {path}: {exc}",
-                                 "re-download the model folder; the file is missing or not valid JSON") from exc
 
 
 def _modes_from(config: dict, path: Path) -> tuple[str, ...]:
@@ -66,7 +58,7 @@ def read_pooling_config(model_dir: str | Path) -> PoolingConfig:
     modules_file = model_dir / "modules.json"
     if not modules_file.is_file():
         return PoolingConfig(max_seq_length=_st_max_length(model_dir))
-    modules = _read_json(modules_file)
+    modules = read_model_json(modules_file)
     if not isinstance(modules, list):
         raise InvalidFormatError(f"{modules_file} is not a list of modules", "re-download the model folder")
     transformer_dir, pooling_dir, normalize = "", None, False
@@ -83,7 +75,7 @@ def read_pooling_config(model_dir: str | Path) -> PoolingConfig:
                                    "use a model made of Transformer, Pooling and Normalize modules")
     modes: tuple[str, ...] = ("mean",)
     if pooling_dir is not None:
-        modes = _modes_from(_read_json(model_dir / pooling_dir / "config.json"), model_dir / pooling_dir)
+        modes = _modes_from(read_model_json(model_dir / pooling_dir / "config.json"), model_dir / pooling_dir)
     st_config = _read_st_config(model_dir / transformer_dir)
     return PoolingConfig(
         modes=modes,
@@ -99,7 +91,7 @@ def _read_st_config(folder: Path) -> dict:
     path = folder / "sentence_bert_config.json"
     if not path.is_file():
         return {}
-    data = _read_json(path)
+    data = read_model_json(path)
     return data if isinstance(data, dict) else {}
 
 

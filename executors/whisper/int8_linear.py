@@ -84,9 +84,9 @@ class RowInt8Linear(nn.Module):
     def _pack(self) -> None:
         self._packed = torch.ops.quantized.linear_prepack(self._quantized_weight(), None)
         calibration = torch.zeros(self.in_features)
-        calibration[0], calibration[-1] = _CALIBRATION[reduce_range()]
-        self._calibration = calibration
         self._reduce_range = reduce_range()
+        calibration[0], calibration[-1] = _CALIBRATION[self._reduce_range]
+        self._calibration = calibration
 
     def packed_with_bias(self):
         """fbgemm's packed weight with the bias, for ``quantized::linear_dynamic`` on its own."""

@@ -13,13 +13,13 @@ transformers' tokenizer.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 from ..core.errors import ModelError
+from ..core.model_json import read_model_json
 
 # What the network and the decoder read from config.json; an export lacking one of these is incomplete.
 CONFIG_KEYS = ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "decoder_attention_heads",
@@ -33,16 +33,9 @@ class Settings(SimpleNamespace):
     """A JSON object's keys as attributes (``getattr(settings, key, default)`` for optional ones)."""
 
 
-def _json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"Could not read {path.name} in {path.parent}: {exc}", _INCOMPLETE) from exc
-
-
 def read_config(folder: Path) -> Settings:
     """``config.json``: the network's shape."""
-    values = _json(folder / "config.json")
+    values = read_model_json(folder / "config.json")
     missing = [k for k in CONFIG_KEYS if k not in values]
     if missing:
         raise ModelError(f"config.json in {folder} lacks {', '.join(missing)}", _INCOMPLETE)
@@ -52,7 +45,7 @@ def read_config(folder: Path) -> Settings:
 def read_generation_config(folder: Path) -> Settings:
     """``generation_config.json`` (special ids, suppress lists, languages, alignment heads); empty if absent."""
     path = folder / "generation_config.json"
-    return Settings(**_json(path)) if path.is_file() else Settings()
+    return Settings(**read_model_json(path)) if path.is_file() else Settings()
 
 
 @dataclass(frozen=True)
@@ -70,7 +63,7 @@ class MelSettings:
         path = folder / "preprocessor_config.json"
         if not path.is_file():
             raise ModelError(f"No preprocessor_config.json in {folder}", _INCOMPLETE)
-        values = _json(path)
+        values = read_model_json(path)
         if float(values.get("dither", 0.0)) != 0.0:
             raise ModelError(f"{path} asks for dithered features, which Ferrum does not compute",
                              "use a Whisper export with dither 0 (every released Whisper model has it)")
