@@ -111,6 +111,19 @@ def corpus_wer(references: list[str], hypotheses: list[str]) -> float:
     return 100.0 * jiwer.wer([r for r, _ in pairs], [h for _, h in pairs])
 
 
+def fallback_windows(segments) -> int:
+    """Windows decoded above temperature 0 (the fallback ladder), from segments that carry their window's
+    ``temperature``, ``avg_logprob`` and ``compression_ratio`` (ours and faster-whisper's alike): the
+    segments of one window share those figures."""
+    return len({(s.avg_logprob, s.compression_ratio) for s in segments if s.temperature > 0})
+
+
+def empty_outputs(utts: list[Utterance], hypotheses: list[str]) -> int:
+    """Utterances whose reference has words and whose transcript, normalised, has none."""
+    return sum(1 for u, h in zip(utts, hypotheses, strict=True) if normalize(u.reference).strip()
+               and not normalize(h).strip())
+
+
 def median(values: Iterable[float]) -> float:
     return statistics.median(list(values))
 

@@ -11,6 +11,7 @@
     python bench/dictation.py                  # 20 utterances, 1 s gaps
     python bench/dictation.py --all            # the whole dev set
     python bench/dictation.py --held-out       # 45 utterances the dictation test never hears
+    python bench/dictation.py --set speech-wide --count 12 --skip-context   # 12 voices of speech-wide, live
     python bench/dictation.py --skip-context   # only the live run
     python bench/dictation.py --final-short    # final passes on the short context as well
     python bench/dictation.py --type           # also type committed text into the focused window
@@ -34,12 +35,14 @@ import numpy as np
 from bench.common import (
     corpus_wer,
     dev_slice,
+    evenly_spaced,
     format_table,
     load_speech_dev,
     long_audio,
     median,
     read_audio,
 )
+from bench.eval_data import eval_path
 
 
 def load_executor(threads: int, quantize: str | None):
@@ -146,6 +149,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--count", type=int, default=20, help="dev utterances (default 20)")
     p.add_argument("--all", action="store_true", help="the whole dev set")
+    p.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),
+                   help="the evaluation set (speech-wide: --count utterances spread over its sorted list)")
     p.add_argument("--held-out", action="store_true",
                    help="45 telephone prompts outside the first 90 (the slice tests/test_dictation_engine.py uses)")
     p.add_argument("--gap", type=float, default=1.0, help="silence between utterances, seconds")
@@ -161,7 +166,11 @@ def main() -> None:
     p.add_argument("--skip-live", action="store_true")
     p.add_argument("--type", action="store_true", help="type committed text into the focused window too")
     args = p.parse_args()
-    utterances = load_speech_dev() if args.all else dev_slice(args.count)
+    if args.set == "speech-wide":
+        every = load_speech_dev(eval_path("speech-wide"))
+        utterances = every if args.all else evenly_spaced(every, args.count)
+    else:
+        utterances = load_speech_dev() if args.all else dev_slice(args.count)
     if args.held_out:
         seen = {u.path for u in dev_slice(90)}
         utterances = [u for u in load_speech_dev() if u.path.parent.name == "asterisk" and u.path not in seen][::4][:45]

@@ -40,6 +40,8 @@ from bench.common import (  # noqa: E402
     SAMPLE_RATE,
     corpus_wer,
     dev_slice,
+    empty_outputs,
+    fallback_windows,
     format_table,
     interleaved,
     load_speech_dev,
@@ -48,6 +50,7 @@ from bench.common import (  # noqa: E402
     read_audio,
     wer_by_subset,
 )
+from bench.eval_data import eval_path  # noqa: E402
 
 PEER = "faster-whisper int8"
 
@@ -56,7 +59,7 @@ PEER = "faster-whisper int8"
 class Engine:
     name: str
     run_clips: Callable[[list, int], list[str]]   # audio arrays, beam size -> one text each
-    run_long: Callable[[object, int], str]
+    run_long: Callable[[object, int], tuple[str, int]]   # -> (text, windows through the fallback ladder)
 
 
 CT2_MODEL: Path | None = None   # --ct2-model; None = the bundled tiny.en
@@ -76,23 +79,27 @@ def faster_whisper_engine(name: str, device: str, compute_type: str, threads: in
     model = WhisperModel(str(bundled_ct2_folder()), device=device, compute_type=compute_type,
                          cpu_threads=threads, num_workers=1)
 
-    def one(audio, beam: int) -> str:
+    def segments_of(audio, beam: int) -> list:
         segments, _ = model.transcribe(audio, language="en", beam_size=beam, without_timestamps=False,
                                        condition_on_previous_text=True, vad_filter=False)
-        return "".join(s.text for s in segments).strip()
+        return list(segments)
 
     def clips(audios, beam: int) -> list[str]:
-        return [one(a, beam) for a in audios]
+        return [text_of(segments_of(a, beam)) for a in audios]
 
-    if batched:
-        pipe = BatchedInferencePipeline(model)
+    def long(audio, beam: int) -> tuple[str, int]:
+        if batched:
+            segments, _ = BatchedInferencePipeline(model).transcribe(
+                audio, language="en", beam_size=beam, without_timestamps=False, batch_size=batched)
+            segments = list(segments)
+        else:
+            segments = segments_of(audio, beam)
+        return text_of(segments), fallback_windows(segments)
+    return Engine(name, clips, long)
 
-        def long(audio, beam: int) -> str:
-            segments, _ = pipe.transcribe(audio, language="en", beam_size=beam, without_timestamps=False,
-                                          batch_size=batched)
-            return "".join(s.text for s in segments).strip()
-        return Engine(name, clips, long)
-    return Engine(name, clips, one)
+
+def text_of(segments) -> str:
+    return "".join(s.text for s in segments).strip()
 
 
 def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, batch_windows: int = 1) -> Engine:
@@ -115,7 +122,11 @@ def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, ba
             return [t.text for t in transcribe_many(ex, audios, opts)]
         return [ex.transcribe(a, opts).text for a in audios]
 
-    return Engine(name, clips, lambda a, beam: ex.transcribe(a, replace(base, beam_size=beam)).text)
+    def long(audio, beam: int) -> tuple[str, int]:
+        transcript = ex.transcribe(audio, replace(base, beam_size=beam))
+        return transcript.text, fallback_windows(transcript.segments)
+
+    return Engine(name, clips, long)
 
 
 def engine_specs(args) -> list[tuple[str, str, tuple]]:
@@ -187,11 +198,11 @@ def stop_engines(workers) -> None:
 
 def load_data(args):
     """(utterances, clip arrays, long file, its reference) for the run."""
-    utts = dev_slice(args.clips) if args.clips else load_speech_dev()
+    utts = [] if args.no_dev else dev_slice(args.clips) if args.clips else load_speech_dev()
     for folder in args.extra:
         utts += load_speech_dev(Path(folder))
     clips = [read_audio(u.path) for u in utts]
-    long_wave, long_ref = long_audio(load_speech_dev(), args.long_seconds)
+    long_wave, long_ref = long_audio(load_speech_dev(eval_path(args.long_set)), args.long_seconds)
     return utts, clips, long_wave, long_ref
 
 
@@ -237,17 +248,21 @@ def run_threads(args, utts, clips, long_wave, long_ref) -> list[list[str]]:
             med, peer = median(times[clip_key]), median(times[f"{PEER} | clips"])
             wers = wer_by_subset(utts, outputs[clip_key])
             row += [f"{med / clip_seconds:.4f}", f"{med / peer:.2f}"] + [f"{wers[s]:.2f}" for s in subsets]
+            row += [str(empty_outputs(utts, outputs[clip_key]))]
         else:
-            row += ["-", "-"] + ["-"] * len(subsets)
+            row += ["-", "-"] + ["-"] * len(subsets) + ["-"]
         for beam in args.beams:
             if beam != 1:
                 hyps = beams.get((e.name, beam))
                 row += [f"{wer_by_subset(utts, hyps)['all']:.2f}" if hyps else "-"]
         med, peer = median(times[long_key]), median(times[f"{PEER} | long"])
-        row += [f"{med / long_seconds:.4f}", f"{med / peer:.2f}", f"{corpus_wer([long_ref], [outputs[long_key]]):.2f}"]
+        long_text, fallbacks = outputs[long_key]
+        row += [f"{med / long_seconds:.4f}", f"{med / peer:.2f}", f"{corpus_wer([long_ref], [long_text]):.2f}",
+                str(fallbacks)]
         rows.append(row)
-    header = ["engine", "thr", "RTF clips", "x peer"] + [f"WER {s} %" for s in subsets]
-    header += [f"WER all beam {b} %" for b in args.beams if b != 1] + ["RTF long", "x peer", "WER long %"]
+    header = ["engine", "thr", "RTF clips", "x peer"] + [f"WER {s} %" for s in subsets] + ["empty"]
+    header += [f"WER all beam {b} %" for b in args.beams if b != 1]
+    header += ["RTF long", "x peer", "WER long %", "fallback windows"]
     print_beam_subsets(args, utts, beams, engines)
     return [header] + rows
 
@@ -260,7 +275,8 @@ def print_beam_subsets(args, utts, beams, engines) -> None:
             hyps = beams.get((e.name, beam))
             if hyps:
                 wers = wer_by_subset(utts, hyps)
-                print(f"  beam {beam} {e.name}: " + ", ".join(f"{k} {v:.2f} %" for k, v in wers.items()))
+                print(f"  beam {beam} {e.name}: " + ", ".join(f"{k} {v:.2f} %" for k, v in wers.items())
+                      + f"; empty {empty_outputs(utts, hyps)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, 2 reps, 2 threads, beam 1")
     ap.add_argument("--batch", type=int, default=8, help="windows per batch for the batched modes")
-    ap.add_argument("--long-seconds", type=float, default=600.0, help="length of the joined dev file (default 600)")
+    ap.add_argument("--long-seconds", type=float, default=600.0, help="length of the joined file (default 600)")
+    ap.add_argument("--long-set", default="speech-dev", choices=("speech-dev", "speech-wide"),
+                    help="the evaluation set whose clips are joined into the long file")
+    ap.add_argument("--no-dev", action="store_true",
+                    help="leave speech-dev's clips out (with --extra: only those sets' clips)")
     ap.add_argument("--clips", type=int, default=0, help="a fixed dev slice of this many clips (default: all)")
     ap.add_argument("--beams", default="1,5", help="beam sizes for WER (beam 1 is also timed)")
     ap.add_argument("--extra", action="append", default=[], metavar="DIR",
@@ -296,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     utts, clips, long_wave, long_ref = load_data(args)
     print(f"device={args.device} threads={thread_counts} reps={args.reps} torch={torch.__version__}")
     print(f"clips: {len(clips)} ({sum(len(c) for c in clips) / SAMPLE_RATE:.1f} s); long file: "
-          f"{len(long_wave) / SAMPLE_RATE:.1f} s (dev clips joined with 0.5 s gaps)")
+          f"{len(long_wave) / SAMPLE_RATE:.1f} s ({args.long_set} clips joined with 0.5 s gaps)")
     t0 = time.perf_counter()
     tables = []
     for threads in thread_counts:
@@ -311,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         from bench import transcribe_process
 
         transcribe_process.main(["--threads", ",".join(map(str, thread_counts)), "--reps", str(args.reps),
-                                 "--long-seconds", str(args.long_seconds), "--batch", str(args.batch)]
+                                 "--long-seconds", str(args.long_seconds), "--batch", str(args.batch),
+                                 "--set", args.long_set]
                                 + (["--clips", str(args.clips)] if args.clips else []))
     return 0
 

@@ -3,12 +3,13 @@ its first segment: ``ferrum transcribe`` next to faster-whisper as a command (be
 
     python bench/transcribe_process.py                   # 1 and 2 threads, all dev clips, a 600 s file
     python bench/transcribe_process.py --threads 1 --clips 60 --reps 3
+    python bench/transcribe_process.py --set speech-wide     # speech-wide's clips, and a file joined from them
 
 Cases, each run as fresh processes, interleaved, medians:
-- "many files": every dev clip in one call (ours: one ``ferrum transcribe`` with the default batch
+- "many files": every clip of ``--set`` (default speech-dev) in one call (ours: one ``ferrum transcribe`` with the default batch
   size and with ``--batch-size 1`` and ``--batch``, those that differ from it; the peer: one process
   looping over the files);
-- "long file": the dev clips joined into one ``--long-seconds`` file (ours the same ways; the peer
+- "long file": the set's clips joined into one ``--long-seconds`` file (ours the same ways; the peer
   sequential and its BatchedInferencePipeline).
 The start-up probe runs one short clip in a fresh process and reports each stage's seconds.
 """
@@ -40,6 +41,7 @@ from bench.common import (  # noqa: E402
     median,
     wer_by_subset,
 )
+from bench.eval_data import eval_path  # noqa: E402
 
 from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # noqa: E402
 
@@ -159,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-seconds", type=float, default=600.0)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--cases", default="many,long,startup")
+    ap.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),
+                    help="the evaluation set of the many-files case and of the joined long file")
     ap.add_argument("--probe", choices=("ours", "peer"), help=argparse.SUPPRESS)
     ap.add_argument("clip", nargs="?", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -170,15 +174,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(probe(args.clip, int(args.threads))))
         return 0
     cases = set(args.cases.split(","))
-    utts = dev_slice(args.clips) if args.clips else load_speech_dev()
+    root = eval_path(args.set)
+    utts = dev_slice(args.clips, root) if args.clips else load_speech_dev(root)
     files = [u.path for u in utts]
     tmp = Path(tempfile.mkdtemp(prefix="ferrum-long-"))
-    long_wave, long_ref = long_audio(load_speech_dev(), args.long_seconds)
-    long_path = tmp / "joined-dev.flac"
+    long_wave, long_ref = long_audio(load_speech_dev(root), args.long_seconds)
+    long_path = tmp / f"joined-{args.set}.flac"
     import soundfile as sf
 
     sf.write(str(long_path), long_wave, SAMPLE_RATE)
-    print(f"many files: {len(files)} dev clips; long file: {len(long_wave) / SAMPLE_RATE:.0f} s; reps {args.reps}")
+    print(f"many files: {len(files)} {args.set} clips; long file: {len(long_wave) / SAMPLE_RATE:.0f} s joined from "
+          f"{args.set}; reps {args.reps}")
     rows, start_rows = [], []
     for threads in [int(t) for t in args.threads.split(",")]:
         if "many" in cases:

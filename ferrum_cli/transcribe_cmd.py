@@ -1,7 +1,8 @@
 """``ferrum transcribe FILE...``: one transcript file per input, progress on stderr.
 
 Each transcript also lands in the transcript history (``ferrum history``) unless ``--no-history``.
-A failed input prints one line and the others still run; the exit status is 1 if any failed.
+A failed input prints one line and the others still run; the exit status is 1 if any failed. An input
+cut short (an interrupted copy) is transcribed up to the break, with a warning line.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ def _transcribe_one(engine, path: Path, options, args, out_path: Path, speakers=
         finished = True
     finally:
         bar.close(finished)
+    _warn_cut_short("transcribe", result.cut_short)
     return write_transcript(result.transcript, args.fmt, out_path)
 
 
@@ -216,12 +218,15 @@ def _decoded_groups(names: list[str], args, taken: set[Path], failed: list[str])
     """(path, samples, output path) of every readable input, in groups of at most GROUP_SECONDS of
     audio; unreadable inputs are reported and left out."""
     from executors.audio.decode import SAMPLE_RATE, load_audio
+    from executors.audio.truncation import watch_truncations
 
     group, seconds = [], 0.0
     for name in names:
         path = Path(name)
         try:
-            audio = load_audio(path)
+            with watch_truncations() as cut_short:
+                audio = load_audio(path)
+            _warn_cut_short("transcribe", cut_short)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
@@ -249,6 +254,12 @@ def run_each(files: list[str], command: str, doing: str, work) -> int:
             _report(command, doing, name, exc)
             failed += 1
     return 1 if failed else 0
+
+
+def _warn_cut_short(command: str, truncations) -> None:
+    """One warning line per input that ended early (its audio before the break was used)."""
+    for truncation in truncations:
+        print(f"ferrum {command}: warning: {truncation.message} ({truncation.hint})", file=sys.stderr)
 
 
 def _report(command: str, doing: str, name: str, exc: Exception) -> None:

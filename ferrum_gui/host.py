@@ -43,6 +43,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     jobStarted = Signal(str, object)            # job_id, JobInfo
     jobProgress = Signal(str, object)           # job_id, Progress
     segmentProduced = Signal(str, object)       # job_id, Segment
+    jobNotice = Signal(str, str, str)           # job_id, message, hint: a warning about a job that still succeeds
     jobFinished = Signal(str, object)           # job_id, Transcript | IndexReport
     jobFailed = Signal(str, object)             # job_id, FerrumError (Cancelled included)
     failure = Signal(object)                    # FerrumError: the one notification path
@@ -66,7 +67,11 @@ class ExecutorHost(QObject, HostServices, HostDictation):
     # ---- state ---------------------------------------------------------------------------
     @property
     def settings(self) -> HostSettings:
-        return self._settings
+        """The settings in effect: a model the service refused leaves the working model's name here, as
+        soon as it is refused (before ``reload`` returns), so nobody shows the refused one as current."""
+        kept = self.service.settings
+        return dataclasses.replace(self._settings, whisper_model=kept.whisper_model,
+                                   embedding_model=kept.embedding_model)
 
     @property
     def whisper(self):
@@ -82,6 +87,11 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         """The ``LoadedModel`` (executor, model_id, source, device, dtype, load_seconds, multilingual)."""
         return self.service.models.loaded(name)
 
+    def multilingual(self) -> bool | None:
+        """Whether the loaded Whisper model knows other languages than English (None while none is loaded)."""
+        model = self.model(WHISPER)
+        return model.multilingual if model is not None else None
+
     def model_state(self, name: str) -> tuple[str, str]:
         return self.service.models.state(name)
 
@@ -92,7 +102,7 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         """Model refs to offer in model pickers: the current one first, then the bundled ones."""
         from .settings import DEFAULT_WHISPER
 
-        return list(dict.fromkeys([self._settings.whisper_model, DEFAULT_WHISPER, "whisper-base"]))
+        return list(dict.fromkeys([self.settings.whisper_model, DEFAULT_WHISPER, "whisper-base"]))
 
     def running_jobs(self) -> list[JobInfo]:
         return self.service.jobs.active()
@@ -123,6 +133,8 @@ class ExecutorHost(QObject, HostServices, HostDictation):
             self.jobProgress.emit(event.job_id, event.progress)
         elif isinstance(event, ev.SegmentProduced):
             self.segmentProduced.emit(event.job_id, event.segment)
+        elif isinstance(event, ev.JobNotice):
+            self.jobNotice.emit(event.job_id, event.message, event.hint)
         elif isinstance(event, ev.JobFinished):
             self.jobFinished.emit(event.job_id, getattr(event.result, "transcript", event.result))
             self.poll()
@@ -215,14 +227,11 @@ class ExecutorHost(QObject, HostServices, HostDictation):
                              "choose another model or device in Preferences and apply") from exc
 
     async def reload(self, settings: HostSettings) -> list[str]:
-        """Apply new settings, reloading only the executors they affect; returns their names."""
+        """Apply new settings, reloading only the executors they affect; returns their names. A model that
+        cannot be loaded is refused and the working one kept, and ``settings`` names the kept one."""
         self._settings = settings
         names = self.service.apply(settings.service_settings())
         results = await asyncio.gather(*(wait(self.service.models.load(n)) for n in names), return_exceptions=True)
-        # a model that could not be loaded was refused and the working one kept: so is its setting
-        kept = self.service.settings
-        self._settings = dataclasses.replace(self._settings, whisper_model=kept.whisper_model,
-                                             embedding_model=kept.embedding_model)
         for result in results:
             if isinstance(result, BaseException):
                 raise self._report(result, "loading the new model")

@@ -48,6 +48,11 @@ class HostDictation:
         """Forget unsaved sessions (default: all) and delete their recordings."""
         return await self._io(self.service.dictation.discard, session_ids, doing="discarding the dictation")
 
+    async def restore_dictation(self) -> list:
+        """Unsaved sessions a previous run left when it ended without saving or discarding them (a
+        crash), now ended, unsaved sessions of this one (each is restored once)."""
+        return await self._io(self.service.dictation.restore, doing="restoring unsaved dictation")
+
 
 def _list_input_devices() -> list:
     from executors.dictation import list_input_devices

@@ -1,8 +1,8 @@
 """The main window: a navigation list of panels, the notification area, menus and a status bar.
 
-Files and folders dropped anywhere on the window (or opened, or handed over by a second launch)
-go to the Transcribe queue; folders give their audio and video files. While files are dragged
-over the window, it shows where they will go."""
+Files and folders dropped on the window (or opened, or handed over by a second launch) go to the
+Transcribe queue; folders give their audio and video files. Documents dropped on the Search panel are
+the panel's (it indexes them). While files are dragged over the window, it shows where they will go."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from .about import show_about
 from .host import ExecutorHost
 from .notifications import NotificationArea
 from .panels import PANELS, PanelSpec
-from .widgets.drop_overlay import DropOverlay
+from .widgets.drop_overlay import DropOverlay, FileDrops, drop_summary
 from .window_menus import build_menus
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class ModelIndicator(QWidget):
             self.label.setText(f"{self.title}: {'working…' if busy else 'ready'}")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FileDrops, QMainWindow):
     panelChanged = Signal(str)
 
     def __init__(self, host: ExecutorHost, qsettings: QSettings | None = None, parent: QWidget | None = None):
@@ -223,28 +223,11 @@ class MainWindow(QMainWindow):
         if folder:
             self.enqueue([folder])
 
-    @staticmethod
-    def _local_paths(mime) -> list[str]:
-        return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()] if mime.hasUrls() else []
+    def drop_text(self, paths: list[str]) -> str:
+        return f"Drop to transcribe {drop_summary(paths)}" if paths and "transcribe" in self.panels else ""
 
-    def dragEnterEvent(self, event):
-        paths = self._local_paths(event.mimeData())
-        if paths and "transcribe" in self.panels:
-            event.acceptProposedAction()
-            self.drop_overlay.show_for(_drop_text(paths))
-
-    def dragMoveEvent(self, event):
-        if self._local_paths(event.mimeData()):
-            event.acceptProposedAction()
-
-    def dragLeaveEvent(self, event):
-        self.drop_overlay.hide()
-        super().dragLeaveEvent(event)
-
-    def dropEvent(self, event):
-        self.drop_overlay.hide()
-        if self.enqueue(self._local_paths(event.mimeData())):
-            event.acceptProposedAction()
+    def take_drop(self, paths: list[str]) -> bool:
+        return self.enqueue(paths)
 
     def bring_to_front(self) -> None:
         """Show this window above the others (a second launch hands over to it)."""
@@ -282,6 +265,11 @@ class MainWindow(QMainWindow):
             indicator.set_busy(status.state is ExecutorState.BUSY)
 
     def closeEvent(self, event):
+        dictation = self.panels.get("dictation")
+        if dictation is not None and not dictation.confirm_close(self.close):  # it asks first
+            self.bring_to_front()
+            event.ignore()
+            return
         if self.qsettings is not None:
             self.qsettings.setValue("window/geometry", self.saveGeometry())
         if self.anywhere is not None:
@@ -291,10 +279,3 @@ class MainWindow(QMainWindow):
             if shutdown is not None:
                 shutdown()
         super().closeEvent(event)
-
-
-def _drop_text(paths: list[str]) -> str:
-    folders = sum(Path(p).is_dir() for p in paths)
-    files = len(paths) - folders
-    parts = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((files, "file"), (folders, "folder")) if n]
-    return f"Drop to transcribe {' and '.join(parts)}"

@@ -108,3 +108,10 @@ def joined_clips(path: Path, gap_s: float = 1.2) -> tuple[Path, str]:
         refs.append(read_reference(SPEECH_DIR / "pocketsphinx" / name))
     sf.write(str(path), np.concatenate(pieces), 16000)
     return path, " ".join(refs)
+
+
+def cut_short(source: Path, dest: Path, keep: float = 0.6) -> Path:
+    """``dest``: the first ``keep`` of ``source``'s bytes, as an interrupted copy or recording leaves a file."""
+    data = source.read_bytes()
+    dest.write_bytes(data[: int(len(data) * keep)])
+    return dest

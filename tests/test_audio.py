@@ -7,7 +7,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from audio_fixtures import best_correlation, read_clip, resample, write_pyav, write_soundfile
+from audio_fixtures import DEV_CLIP, best_correlation, cut_short, read_clip, resample, write_pyav, write_soundfile
 
 from executors.audio.decode import SAMPLE_RATE, audio_duration, iter_audio, load_audio
 from executors.core.errors import InvalidFormatError, NotFoundError
@@ -92,16 +92,11 @@ def test_iter_audio_chunks_match_whole_decode(tmp_path, clip, stereo44, name):
 def _bad_inputs(tmp_path, clip):
     (tmp_path / "empty.wav").write_bytes(b"")
     (tmp_path / "notes.wav").write_text("this is a text file, not a recording\n" * 40)
-    flac = write_soundfile(tmp_path / "full.flac", clip, 16000, "FLAC").read_bytes()
-    (tmp_path / "truncated.flac").write_bytes(flac[: len(flac) // 3])
-    m4a = write_pyav(tmp_path / "full.m4a", clip, 16000, "aac").read_bytes()
-    (tmp_path / "truncated.m4a").write_bytes(m4a[: len(m4a) // 2])
-    mp3 = write_soundfile(tmp_path / "full.mp3", clip, 16000, "MP3").read_bytes()
-    (tmp_path / "truncated.mp3").write_bytes(mp3[: len(mp3) // 3])
+    # half an M4A written with its index at the end: not one sample can be found
+    cut_short(write_pyav(tmp_path / "full.m4a", clip, 16000, "aac"), tmp_path / "truncated.m4a", 0.5)
     write_soundfile(tmp_path / "zero_length.wav", np.zeros(0, np.float32), 16000, "WAV")
     (tmp_path / "folder.wav").mkdir()
-    return ["empty.wav", "notes.wav", "truncated.flac", "truncated.m4a", "truncated.mp3", "zero_length.wav",
-            "folder.wav"]
+    return ["empty.wav", "notes.wav", "truncated.m4a", "zero_length.wav", "folder.wav"]
 
 
 def test_bad_inputs_raise_invalid_format_naming_the_file(tmp_path, clip):
@@ -192,3 +187,37 @@ def test_decoder_errors_are_readable(tmp_path, clip):
             assert name in message and "not audio or video that can be decoded" in message, message
             assert f"not really a .{name.rsplit('.', 1)[1]} file" in message, message
             assert info.value.hint
+
+
+def test_a_cut_short_flac_gives_the_audio_before_the_break_and_says_so(tmp_path, clip):
+    """An interrupted copy of a real FLAC: what FFmpeg can decode is kept (the same samples as the
+    whole file's start), and whoever watches for truncations hears that the file ends early."""
+    cut = cut_short(DEV_CLIP, tmp_path / "interrupted.flac")
+    audio = load_audio(cut)
+    assert 3.0 < audio.size / SAMPLE_RATE < clip.size / SAMPLE_RATE - 2.0, audio.size / SAMPLE_RATE
+    corr, lag = best_correlation(audio, clip[: audio.size])
+    assert corr > 0.999 and lag == 0
+
+    from executors.audio.truncation import watch_truncations
+
+    with watch_truncations() as found:
+        load_audio(cut)
+    [truncation] = found
+    assert truncation.decoded_seconds == pytest.approx(audio.size / SAMPLE_RATE, abs=0.05)
+    assert truncation.expected_seconds == pytest.approx(clip.size / SAMPLE_RATE, abs=0.05)
+    assert "interrupted.flac" in truncation.message and "7.1 s" in truncation.message, truncation.message
+    assert truncation.hint
+    with watch_truncations() as found:
+        load_audio(DEV_CLIP)  # a whole file is not reported
+    assert found == []
+
+
+@pytest.mark.parametrize("name", ["clip.flac", "clip.mp3"])
+def test_a_third_of_a_file_gives_its_first_third(tmp_path, clip, stereo44, name):
+    from executors.audio.truncation import watch_truncations
+
+    cut = cut_short(ENCODERS[name][0](tmp_path / name, clip, stereo44), tmp_path / f"truncated-{name}", 1 / 3)
+    with watch_truncations() as found:
+        audio = load_audio(cut)
+    assert 1.0 < audio.size / SAMPLE_RATE < 3.5
+    assert [t.name for t in found] == [str(cut)]

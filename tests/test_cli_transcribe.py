@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from audio_fixtures import DEV_CLIP, SPEECH_DIR, read_reference
+from audio_fixtures import DEV_CLIP, SPEECH_DIR, cut_short, read_reference
 from speech_eval import corpus_wer
 
 from executors.transcripts.exporters import parse_srt, transcript_from_json
@@ -63,3 +63,32 @@ def test_json_with_word_timestamps(tmp_path, capsys):
     words = data["words"]
     assert len(words) >= 3 and all(0 <= w["start"] <= w["end"] <= 3.0 for w in words)
     assert transcript_from_json(data).segments[0].words
+
+
+def test_a_cut_short_file_is_transcribed_up_to_the_break_with_a_warning(tmp_path, capsys):
+    cut = cut_short(DEV_CLIP, tmp_path / "interrupted.flac")
+    out = tmp_path / "out"
+    code = main(["transcribe", str(cut), "--output-dir", str(out), "--threads", "1", "--quiet", "--no-history"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    text = (out / "interrupted.txt").read_text(encoding="utf-8").lower()
+    assert "dashwood" in text and "leisure" in text and "prudently" not in text, text
+    warnings = [line for line in captured.err.splitlines() if line.startswith("ferrum transcribe: warning:")]
+    assert len(warnings) == 1 and "interrupted.flac" in warnings[0] and "cut short" in warnings[0], captured.err
+
+
+def test_silence_and_noise_files_come_out_empty(tmp_path, capsys):
+    import numpy as np
+    import soundfile as sf
+
+    rate = 16000
+    sf.write(tmp_path / "silence.wav", np.zeros(120 * rate, np.float32), rate)
+    noise = np.random.default_rng(3).standard_normal(60 * rate) * 0.003
+    sf.write(tmp_path / "noise.wav", noise.astype(np.float32), rate)
+    out = tmp_path / "out"
+    code = main(["transcribe", str(tmp_path / "silence.wav"), str(tmp_path / "noise.wav"), "--format", "json",
+                 "--output-dir", str(out), "--threads", "1", "--quiet", "--no-history"])
+    assert code == 0, capsys.readouterr().err
+    for name in ("silence.json", "noise.json"):
+        data = json.loads((out / name).read_text(encoding="utf-8"))
+        assert data["segments"] == [] and data["text"] == "", data["text"]

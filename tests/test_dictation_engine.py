@@ -222,3 +222,20 @@ def test_missing_file_is_not_found(tmp_path):
 
     with pytest.raises(NotFoundError):
         FileSource(tmp_path / "missing.wav")
+
+
+# Clips whose first word the engine lost when an utterance began at the VAD's speech start (no preroll):
+# "cold time", "boulder 9", "hapa", "for queen of clothes", "married a more amiable woman".
+FIRST_WORDS = ["asterisk/queue-reporthold.flac", "asterisk/vm-Cust5.flac", "asterisk/phonetic__p_p.flac",
+               "pocketsphinx/cards_002.flac", "pocketsphinx/librivox_sense_and_sensibility_01_austen_64kb-0920.flac"]
+
+
+@pytest.mark.parametrize("clip", FIRST_WORDS, ids=[c.split("/")[-1] for c in FIRST_WORDS])
+def test_the_first_word_of_the_session_is_committed(whisper_tiny_int8, clip):
+    from executors.dictation import DictationEngine, FileSource
+    from tests.speech_eval import normalize
+
+    said = utterance(clip)
+    audio = np.concatenate([np.zeros(RATE // 2, np.float32), read_audio(said.path), np.zeros(RATE, np.float32)])
+    summary = DictationEngine(whisper_tiny_int8).run(FileSource(audio, RATE, speed=0))
+    assert normalize(summary.text).split()[:1] == normalize(said.reference).split()[:1], summary.text

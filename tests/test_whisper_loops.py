@@ -87,3 +87,36 @@ def test_loop_check_drives_the_fallback():
                         1.0, 1.6)
     assert not needs_fallback(replace(junk, avg_logprob=-0.5), opts)
     assert not is_silence(junk, opts) and is_silence(pick_final([junk], opts), opts)
+
+
+def test_a_repeat_is_a_loop_only_where_the_audio_cannot_hold_it():
+    from executors.whisper.quality import DecodeResult, is_silence, needs_fallback
+    from executors.whisper.speech_evidence import WindowAudio
+
+    opts = TranscribeOptions()
+    spoken = WindowAudio(np.tile(read_audio(SPEECH / "asterisk/hello.flac"), 5))   # "Hello" five times
+    silent = WindowAudio(np.zeros(5 * 16000, np.float32))
+    five = DecodeResult([1], "Hello. Hello. Hello. Hello. Hello.", -0.2, -2.0, 0.1, 0.0, 1.5, end_time=4.8)
+    assert not needs_fallback(five, opts, spoken) and not is_silence(five, opts, spoken)
+    assert needs_fallback(five, opts) and is_silence(five, opts)        # no audio: the text alone decides
+    assert needs_fallback(five, opts, silent) and is_silence(five, opts, silent)
+    assert needs_fallback(replace(five, ran_out=True), opts, spoken)    # ran to the token limit
+    assert needs_fallback(replace(five, end_time=29.0), opts, spoken)   # runs on past the speech
+    many = replace(five, text=" ".join(["Hello."] * 60))                # more words than 5 s of speech
+    assert needs_fallback(many, opts, spoken) and is_silence(many, opts, spoken)
+
+
+def test_no_speech_stands_only_where_the_detector_does_not_hear_speech_throughout():
+    from executors.whisper.quality import DecodeResult, is_silence, needs_fallback
+    from executors.whisper.speech_evidence import WindowAudio
+
+    opts = TranscribeOptions()
+    word = WindowAudio(read_audio(SPEECH / "asterisk/hello.flac"))        # one word, speech throughout
+    faint = WindowAudio((np.random.default_rng(0).standard_normal(5 * 16000) * 0.003).astype(np.float32))
+    unsure = DecodeResult([1], "Hello.", -1.2, -3.6, 0.7, 0.0, 0.8, end_time=0.9)  # "no speech", unlikely
+    assert word.mostly_speech() and not faint.hears_speech()
+    assert not is_silence(unsure, opts, word) and needs_fallback(unsure, opts, word)
+    assert is_silence(unsure, opts) and not needs_fallback(unsure, opts)   # the reference rule
+    likely = replace(unsure, avg_logprob=-0.3, text=". . .")                # faint noise, likely text
+    assert is_silence(likely, opts, faint) and not needs_fallback(likely, opts, faint)
+    assert not is_silence(likely, opts)                                     # the reference rule keeps it

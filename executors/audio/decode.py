@@ -1,5 +1,8 @@
 """Audio decoding: any file, bytes or array -> 16 kHz mono float32, streamed when long.
 
+A file whose decoding breaks off part-way gives the audio before the break and reports a
+``Truncation`` (``truncation.py``); only a file without a single decodable sample is refused.
+
 soundfile (libsndfile) decodes WAV/FLAC/OGG/Opus/MP3 and the other formats it knows; PyAV
 (FFmpeg) takes container formats (M4A/AAC/MP4/WebM/MKV) and anything soundfile refuses.
 Both decoders feed blocks/frames into ``soxr.ResampleStream`` so an hour-long file never sits
@@ -19,6 +22,7 @@ from typing import BinaryIO, Union
 import numpy as np
 
 from ..core.errors import InvalidFormatError, NotFoundError
+from .truncation import Truncation, report_truncation
 
 SAMPLE_RATE = 16000
 log = logging.getLogger(__name__)
@@ -71,6 +75,9 @@ class _Input:
     @property
     def suffix(self) -> str:
         return self.path.suffix.lower() if self.path is not None else ""
+
+    def cut_short(self, decoded_seconds: float, expected_seconds: float | None) -> None:
+        report_truncation(Truncation(self.name, decoded_seconds, expected_seconds))
 
     def fail(self, reason: str) -> InvalidFormatError:
         return InvalidFormatError(f"Cannot decode {self.name}: {reason}", _FORMAT_HINT)
@@ -138,7 +145,7 @@ def _soundfile_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray] | None
     def gen() -> Iterator[np.ndarray]:
         with f:
             resampler = _Resampler(f.samplerate, out_rate)
-            decoded = 0
+            decoded, broke_off = 0, False
             # read() until it comes back empty: blocks() trusts the header's frame count and
             # pads a truncated MP3 with stale buffer contents.
             while True:
@@ -149,15 +156,17 @@ def _soundfile_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray] | None
                         yield from _pyav_blocks(src, out_rate)
                         return
                     log.info("decoding %s stopped: %s", src.name, exc)
-                    raise src.fail(f"decoding stopped at {decoded / f.samplerate:.2f} s: the rest of the file "
-                                   "is damaged or incomplete") from exc
+                    broke_off = True
+                    break
                 if not len(block):
                     break
                 decoded += len(block)
                 yield resampler.push(_to_mono(block))
-            if f.frames > 0 and f.frames - decoded > f.samplerate * 0.1 + f.frames * 0.01:
+            if decoded == 0 and f.frames > 0:
                 raise src.fail(f"the file is truncated: its header says {f.frames / f.samplerate:.2f} s "
-                               f"but only {decoded / f.samplerate:.2f} s could be decoded")
+                               "but no audio could be decoded")
+            if broke_off or (f.frames > 0 and f.frames - decoded > f.samplerate * 0.1 + f.frames * 0.01):
+                src.cut_short(decoded / f.samplerate, f.frames / f.samplerate if f.frames > 0 else None)
             yield resampler.push(np.zeros(0, np.float32), last=True)
 
     return gen()
@@ -177,6 +186,15 @@ def _open_av(src: _Input):
     return container
 
 
+def _header_seconds(container, stream) -> float | None:
+    """The duration FFmpeg read from the headers (None when they do not say)."""
+    if stream.duration and stream.time_base:
+        return float(stream.duration * stream.time_base)
+    if container.duration:
+        return container.duration / 1_000_000  # AV_TIME_BASE units
+    return None
+
+
 def _pyav_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray]:
     """Resampled mono blocks from FFmpeg: frames converted to planar float, then soxr."""
     import av
@@ -188,8 +206,10 @@ def _pyav_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray]:
             stream = container.streams.audio[0]
             to_float = av.AudioResampler(format="fltp")  # keeps layout and rate; just the sample format
             resampler: _Resampler | None = None
+            decoded = 0.0
             try:
                 for frame in container.decode(stream):
+                    decoded += frame.samples / frame.sample_rate
                     for converted in to_float.resample(frame):
                         if resampler is None:
                             resampler = _Resampler(converted.sample_rate, out_rate)
@@ -199,7 +219,10 @@ def _pyav_blocks(src: _Input, out_rate: int) -> Iterator[np.ndarray]:
                         resampler = _Resampler(converted.sample_rate, out_rate)
                     yield resampler.push(converted.to_ndarray().mean(axis=0, dtype=np.float32))
             except av.FFmpegError as exc:
-                raise src.decoder_failure(exc, "decoding") from exc
+                if not decoded:
+                    raise src.decoder_failure(exc, "decoding") from exc
+                log.info("decoding %s stopped: %s", src.name, exc)
+                src.cut_short(decoded, _header_seconds(container, stream))
             if resampler is not None:
                 yield resampler.push(np.zeros(0, np.float32), last=True)
 
@@ -295,8 +318,7 @@ def audio_duration(source: AudioSource) -> float:
             packets = sum(p.duration or 0 for p in container.demux(stream))
             if packets and stream.time_base:
                 return float(packets * stream.time_base)
-        if stream.duration and stream.time_base:
-            return float(stream.duration * stream.time_base)
-        if container.duration:
-            return container.duration / 1_000_000  # AV_TIME_BASE units
+        seconds = _header_seconds(container, stream)
+        if seconds is not None:
+            return seconds
     return sum(c.size for c in iter_audio(source, chunk_seconds=60.0)) / SAMPLE_RATE

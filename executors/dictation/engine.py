@@ -76,21 +76,28 @@ class DictationEngine:
         self.on_event = on_event
         self.transcriber = PassTranscriber(executor, self.options.language, self.options.short_context,
                                            self.options.min_context_s, self.options.tokens_per_second,
-                                           self.options.context_pad_s, self.options.final_full_window)
+                                           self.options.context_pad_s, self.options.final_full_window,
+                                           task=self.options.task)
         self._stop = threading.Event()
         self.summary = DictationSummary(record_path=self.options.record_path)
         self.committed: list[str] = []  # every committed piece, in order (kept on errors)
         self.utterances: list[tuple[float, float, str]] = []  # (start, end, text) of each finished one
+        self.languages: collections.Counter[str] = collections.Counter()  # utterances per language heard
 
     # -- public ------------------------------------------------------------------------------
     @property
     def text(self) -> str:
         return " ".join(self.committed)
 
+    @property
+    def language(self) -> str:
+        """The language given, else the one most utterances were heard in."""
+        heard = self.languages.most_common(1)
+        return self.transcriber.options.language or (heard[0][0] if heard else "en")
+
     def transcript(self):
         """The session as a ``Transcript`` (one segment per utterance) for the history."""
-        return session_transcript(self.utterances, self.summary.audio_seconds,
-                                  self.transcriber.options.language or "en",
+        return session_transcript(self.utterances, self.summary.audio_seconds, self.language,
                                   getattr(self.transcriber.ex, "model_id", ""))
 
     def stop(self) -> None:
@@ -177,6 +184,7 @@ class DictationEngine:
         self._utt_start: float | None = None
         self._utt_end = 0.0
         self._final_wall = 0.0
+        self.transcriber.new_utterance()
 
     def _consume(self, frames: np.ndarray, marks, ring, source) -> None:
         mono = frames[:, 0] if frames.shape[1] == 1 else frames.mean(axis=1)
@@ -308,6 +316,7 @@ class DictationEngine:
             self.summary.utterances += 1
             self.summary.latencies.append(latency)
             self.utterances.append((self._utt_start or 0.0, self._utt_end, " ".join(self._utt_words)))
+            self.languages[self.transcriber.language or "en"] += 1
             self._emit(UtteranceEnd(latency, " ".join(self._utt_words), self._utt_start or 0.0, self._utt_end))
         self._in_utt = False
         self._reset_utterance()

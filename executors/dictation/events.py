@@ -44,7 +44,8 @@ Event = Tentative | Committed | UtteranceEnd | Level | Overrun
 
 @dataclass
 class DictationOptions:
-    language: str | None = None       # None: "en" for English-only models (multilingual need one)
+    language: str | None = None       # None: "en" for English-only models, else detected per utterance
+    task: str = "transcribe"          # or "translate" (into English; multilingual models)
     step_s: float = 1.0               # re-transcribe the utterance after this much new audio (0.5
                                       # shows words sooner; on the dev set it commits more early errors)
     vad_threshold: float = 0.5

@@ -10,6 +10,7 @@ import numpy as np
 from ..core.turns import Urgency
 from ..whisper.decoding import is_silence
 from ..whisper.options import TranscribeOptions
+from ..whisper.speech_evidence import WindowAudio
 from .context import PassContext
 from .policy import Word, drop_repeats, words_from_tokens
 from .short_encoder import encode_full, encode_short
@@ -20,9 +21,10 @@ _COMPRESSION_LIMIT = 2.4
 class PassTranscriber:
     def __init__(self, executor, language: str | None, short_context: bool = True,
                  min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0,
-                 final_full_window: bool = False):
+                 final_full_window: bool = False, task: str = "transcribe"):
         self.ex = executor
-        self.options = executor._check_options(TranscribeOptions(language=language))
+        self.options = executor._check_options(TranscribeOptions(language=language, task=task))
+        self.language = self.options.language  # this utterance's: the one given, or detected at its first pass
         self.short_context = short_context
         self.min_context_s = min_context_s
         self.pad_s = pad_s
@@ -38,6 +40,10 @@ class PassTranscriber:
         self._draft: tuple[tuple, list[int]] = ((), [])  # the last pass's tokens and what they followed
         self.compute_seconds = 0.0
         self.passes = 0
+
+    def new_utterance(self) -> None:
+        """A new utterance is heard in the language given, or detected again (people switch languages)."""
+        self.language = self.options.language
 
     def set_prompt(self, text: str) -> None:
         """Committed text that left the buffer: it conditions the next passes."""
@@ -77,7 +83,11 @@ class PassTranscriber:
         offset = context.seconds if context is not None else 0.0
         heard = np.concatenate([context.audio, samples]) if context is not None else samples
         enc = encode_short(ex, heard, self.min_context_s, self.pad_s) if short else encode_full(ex, heard)
-        prompt = st.prompt(self._prompt_tokens, self.options.language, self.options.task, timestamps=True)
+        if self.language is None:  # a multilingual model and no language given
+            # detection, as Whisper was trained for it, reads a padded 30 s window; kept for the utterance
+            # so that consecutive passes can agree
+            self.language = ex.detect_language_encoded(encode_full(ex, heard) if short else enc)[0][0]
+        prompt = st.prompt(self._prompt_tokens, self.language, self.options.task, timestamps=True)
         cap = int(8 + self.tokens_per_second * duration)
         # The buffer only grew since the last pass (same start, same prompt and context): its tokens are
         # a good guess for this one, checked in one forward instead of decoded one by one.
@@ -87,7 +97,7 @@ class PassTranscriber:
                                          prefix=self._prefix(context), require_text=context is not None,
                                          draft=draft)[0]
         self._draft = (after, result.tokens)
-        if is_silence(result, self.options):
+        if is_silence(result, self.options, WindowAudio(heard)):
             return []
         words = words_from_tokens(result.tokens, st.timestamp_begin, st.eot, st.time_precision,
                                   ex.decode_text, offset + duration)

@@ -9,6 +9,7 @@ from .events import (
     IndexChanged,
     JobFailed,
     JobFinished,
+    JobNotice,
     JobProgress,
     JobStarted,
     ModelStateChanged,
@@ -25,5 +26,6 @@ from .workers import IO
 
 __all__ = ["EMBEDDING", "FILES", "IO", "MODEL_KINDS", "TRANSCRIPTS", "WHISPER", "DictationRun", "DictationSession",
            "EngineService", "EventHub", "Failure", "HistoryChanged", "IndexChanged", "Job", "JobFailed",
-           "JobFinished", "JobInfo", "JobProgress", "JobStarted", "LoadedModel", "ModelStateChanged", "Sample",
-           "SegmentProduced", "ServiceEvent", "ServiceSettings", "TranscriptionResult", "load_model", "wait"]
+           "JobFinished", "JobInfo", "JobNotice", "JobProgress", "JobStarted", "LoadedModel", "ModelStateChanged",
+           "Sample", "SegmentProduced", "ServiceEvent", "ServiceSettings", "TranscriptionResult", "load_model",
+           "wait"]

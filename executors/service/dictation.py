@@ -2,7 +2,8 @@
 
 A session records its audio into the service's scratch folder. Saving a session moves its recording
 next to the history and stores the session's own text against it; a session discarded, or still
-unsaved when the service closes, takes its recording with it.
+unsaved when the service closes, takes its recording with it. Until then its text is kept on disk beside
+the recording (``dictation_store``): a process that dies first leaves it to the next one's ``restore()``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.errors import wrap_unexpected
-from .events import EventHub, Sample
+from ..core.errors import IOError_, wrap_unexpected
+from . import dictation_store as store
+from .events import EventHub, Failure, Sample
 from .history import HistoryService
 from .models import ModelSlots
 from .scratch import ScratchFolder
@@ -34,7 +36,7 @@ class DictationSession:
     owns_audio: bool                  # the service made the recording (may move or delete it)
     started: float = field(default_factory=time.time)
     model_id: str = ""
-    language: str = "en"
+    language: str = "en"               # the one given, else the one most utterances were heard in
     utterances: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, text)
     summary: object | None = None     # DictationSummary once it ended
     record_id: int | None = None      # once saved to the history
@@ -118,6 +120,8 @@ class DictationService:
                 on_event(event)
             if isinstance(event, UtteranceEnd):
                 self._events.emit(Sample("dictation_latency_s", float(event.latency)))
+                run.session.utterances = list(engine.utterances)
+                self._keep_on_disk(run.session)
             elif isinstance(event, Committed):
                 self._events.emit(Sample("dictation_lag_s", float(event.lag)))
 
@@ -126,7 +130,6 @@ class DictationService:
             executor = self._models.load(WHISPER).result().executor
             engine = run._engine = DictationEngine(executor, options, on_event=relay)
             session.model_id = getattr(executor, "model_id", "")
-            session.language = engine.transcriber.options.language or "en"
             if run._stop.is_set():
                 engine.stop()
             engine.run(source)
@@ -140,7 +143,9 @@ class DictationService:
     def _ended(self, run: DictationRun, engine) -> None:
         if engine is not None:
             run.session.utterances = list(engine.utterances)
+            run.session.language = engine.language
             run.session.summary = engine.summary
+            self._keep_on_disk(run.session)
         with self._lock:
             if run in self._runs:
                 self._runs.remove(run)
@@ -167,6 +172,7 @@ class DictationService:
             if session.ended and utterances != session.utterances:
                 session.utterances = list(utterances)
                 session.corrected = session.record_id is not None
+                self._keep_on_disk(session)
 
     def save(self, session_ids: list[int] | None = None) -> list[int]:
         """Store ended, unsaved sessions (default: all of them) in the history, one record each, with
@@ -179,6 +185,7 @@ class DictationService:
             if not session.utterances:
                 self.discard([session.id])
                 continue
+            in_scratch = session.audio_path if session.owns_audio else None
             audio = session.audio_path if session.audio_path is not None and session.audio_path.is_file() else None
             if audio is not None and session.owns_audio:
                 folder = self._keep_folder()
@@ -187,6 +194,8 @@ class DictationService:
                 session.audio_path, session.owns_audio = audio, False
             session.record_id = self._history.add_dictation(audio, session.transcript(), session.model_id,
                                                             session.record_id)
+            if in_scratch is not None:
+                store.remove(in_scratch)  # its crash copy: the history has it now
             session.corrected = False
             saved.append(session.record_id)
         return saved
@@ -198,11 +207,39 @@ class DictationService:
             if not session.ended or session.record_id is not None:
                 continue
             if session.owns_audio and session.audio_path is not None:
+                store.remove(session.audio_path)
                 session.audio_path.unlink(missing_ok=True)
             with self._lock:
                 self._sessions.pop(session.id, None)
             gone += 1
         return gone
+
+    def restore(self) -> list[DictationSession]:
+        """The unsaved sessions of processes that ended without saving or discarding them (a crash), as
+        ended, unsaved sessions of this service (each taken over once)."""
+        restored = []
+        for marker in self._scratch.adopt():
+            stored = store.read(marker)
+            if stored is not None:
+                session = _restored_session(stored)
+                with self._lock:
+                    self._sessions[session.id] = session
+                restored.append(session)
+        return restored
+
+    def _keep_on_disk(self, session: DictationSession) -> None:
+        """Write an unsaved session's text beside its recording (only the service's own recordings)."""
+        if not (session.owns_audio and session.audio_path is not None and session.utterances):
+            return
+        audio_seconds = getattr(session.summary, "audio_seconds", 0.0) or session.utterances[-1][1]
+        try:
+            store.write(store.StoredSession(session.source, session.audio_path, session.started,
+                                            session.model_id, session.language, session.utterances,
+                                            audio_seconds))
+        except OSError as exc:  # the session itself goes on; only its crash copy is missing
+            self._events.emit(Failure(IOError_(
+                f"Cannot keep a copy of the dictation in {session.audio_path.parent}: {exc.strerror or exc}",
+                "free some disk space, and save the dictation to the history")))
 
     def _pick(self, session_ids: list[int] | None) -> list[DictationSession]:
         with self._lock:
@@ -214,3 +251,14 @@ class DictationService:
         """Stop running sessions and delete the recordings nobody saved."""
         self.stop(wait=True)
         self.discard()
+
+
+def _restored_session(stored: store.StoredSession) -> DictationSession:
+    from ..dictation import DictationSummary
+
+    summary = DictationSummary(text=" ".join(text for _, _, text in stored.utterances),
+                               utterances=len(stored.utterances), audio_seconds=stored.audio_seconds,
+                               record_path=stored.audio_path)
+    return DictationSession(next(_session_ids), stored.source, stored.audio_path, owns_audio=True, started=stored.started,
+                            model_id=stored.model_id, language=stored.language, utterances=stored.utterances,
+                            summary=summary)

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..core.errors import FerrumError, wrap_unexpected
-from . import transcription
+from . import dictation_store, transcription
 from .dictation import DictationService
 from .events import EventHub
 from .history import HistoryService
@@ -44,7 +44,7 @@ class EngineService:
         self.search = SearchService(settings.search_db, self.models, self.workers[EMBEDDING], self.jobs,
                                     self.events, self.history)
         self.history.on_record_changed = self._record_changed
-        self._scratch = ScratchFolder(data_dir() / "dictation" / "unsaved")
+        self._scratch = ScratchFolder(data_dir() / "dictation" / "unsaved", keep=dictation_store.MARKER)
         self.dictation = DictationService(self.models, self.history, self.events, self._scratch,
                                           lambda: data_dir() / "dictation")
         self._closed = False

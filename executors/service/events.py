@@ -48,6 +48,15 @@ class JobFinished:
 
 
 @dataclass(frozen=True)
+class JobNotice:
+    """What the user should know about a job that still succeeds (e.g. its file is cut short)."""
+
+    job_id: str
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
 class JobFailed:
     job_id: str
     error: Any     # FerrumError (Cancelled included)
@@ -78,8 +87,8 @@ class Failure:
     error: Any     # FerrumError
 
 
-ServiceEvent = Union[ModelStateChanged, JobStarted, JobProgress, SegmentProduced, JobFinished, JobFailed,
-                     HistoryChanged, IndexChanged, Sample, Failure]
+ServiceEvent = Union[ModelStateChanged, JobStarted, JobProgress, SegmentProduced, JobNotice, JobFinished,
+                     JobFailed, HistoryChanged, IndexChanged, Sample, Failure]
 Listener = Callable[[ServiceEvent], None]
 
 

@@ -2,20 +2,21 @@
 
 The record is created when the job starts, each segment is saved as it is decoded, and the record is
 closed as done, cancelled or failed with whatever was decoded; a finished transcript is then indexed
-for search in the background.
+for search in the background. A file cut short is transcribed up to the break, with a ``JobNotice``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..audio.truncation import Truncation, watch_truncations
 from ..core.errors import Cancelled, NotFoundError
 from ..transcripts.results import Segment, Transcript
-from .events import JobProgress, SegmentProduced
+from .events import JobNotice, JobProgress, SegmentProduced
 from .jobs import Job, JobInfo
 from .settings import WHISPER
 
@@ -29,6 +30,7 @@ class TranscriptionResult:
     record_id: int | None   # its history record (None when not saved)
     seconds: float          # wall time of the transcription itself
     job_id: str
+    cut_short: list[Truncation] = field(default_factory=list)  # the input ended before its header said
 
 
 def submit(service: EngineService, source, options=None, *, title: str | None = None, save: bool | None = None,
@@ -74,17 +76,20 @@ def submit(service: EngineService, source, options=None, *, title: str | None = 
 
         start = time.perf_counter()
         try:
-            transcript = model.executor.transcribe(path if path is not None else source, options,
-                                                   on_segment=segment, on_progress=progress, cancel=job.token)
-            if speakers is not None:
-                transcript = _label_speakers(transcript, path if path is not None else source, speakers,
-                                             progress, job.token)
+            with watch_truncations() as cut_short:
+                transcript = model.executor.transcribe(path if path is not None else source, options,
+                                                       on_segment=segment, on_progress=progress, cancel=job.token)
+                if speakers is not None:
+                    transcript = _label_speakers(transcript, path if path is not None else source, speakers,
+                                                 progress, job.token)
         except Exception as exc:
             if info.record_id is not None:
                 history.end(info.record_id, "cancelled" if isinstance(exc, Cancelled) else "failed",
                             getattr(exc, "partial", None), str(getattr(exc, "message", exc)))
             raise
         seconds = time.perf_counter() - start
+        for truncation in cut_short:
+            service.events.emit(JobNotice(job.job_id, truncation.message, truncation.hint))
         if info.record_id is not None:
             history.end(info.record_id, "done", transcript)
         service.events.sample("job_latency_s", seconds)
@@ -92,7 +97,7 @@ def submit(service: EngineService, source, options=None, *, title: str | None = 
             service.events.sample("rtf", seconds / transcript.duration)
         if info.record_id is not None and transcript.segments and service.settings.auto_index_transcripts:
             service.search.index_record_soon(info.record_id)
-        return TranscriptionResult(transcript, info.record_id, seconds, job.job_id)
+        return TranscriptionResult(transcript, info.record_id, seconds, job.job_id, cut_short)
 
     return service.jobs.run(job, service.workers[WHISPER], body, f"transcribing {title}")
 

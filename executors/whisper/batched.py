@@ -30,6 +30,7 @@ from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
 from .longform import Longform
 from .options import TranscribeOptions
+from .speech_evidence import WindowAudio
 
 if TYPE_CHECKING:
     from .executor import WhisperModelExecutor
@@ -128,37 +129,45 @@ class _Cursor:
         begin = self.span.start + self.seek * ex.log_mel.hop
         return self.job.audio[begin:min(self.span.end, begin + ex.log_mel.n_samples)]
 
-    def take(self, ex, result, enc, frames: int) -> None:
+    def take(self, ex, result, enc, frames: int, audio: WindowAudio | None = None) -> None:
         mel = ex.log_mel
         offset = (self.span.start + self.seek * mel.hop) / mel.sample_rate
-        self.seek += self.longform.take(result, enc, offset, frames)
+        self.seek += self.longform.take(result, enc, offset, frames, audio) if result is not None else frames
         self.done = self.span.start + self.seek * mel.hop >= self.span.end
 
 
 def _decode_round(ex, cursors: list[_Cursor], options: TranscribeOptions, cancel: CancelToken | None) -> None:
     """Encode the next window of every cursor, decode them together, advance each cursor."""
-    windows = [ex.log_mel.window(c.samples(ex)) for c in cursors]
-    live = [(c, mel, frames) for c, (mel, frames) in zip(cursors, windows) if frames > 0]
-    for c, (_, frames) in zip(cursors, windows):
-        c.done = c.done or frames <= 0
+    heard = [WindowAudio(c.samples(ex)) for c in cursors]
+    windows = [ex.log_mel.window(a.samples) for a in heard]
+    live = []
+    for c, audio, (mel, frames) in zip(cursors, heard, windows):
+        if frames <= 0:
+            c.done = True
+        elif audio.is_digital_silence():
+            c.take(ex, None, None, frames)   # nothing to hear: not even encoded
+        else:
+            live.append((c, mel, frames, audio))
     if not live:
         return
     with ex.stats.operation("prefill", len(live)):
-        enc, keys = ex.runtime.encode_cached([mel for _, mel, _ in live])
-    for i, (c, _, _) in enumerate(live):
+        enc, keys = ex.runtime.encode_cached([mel for _, mel, _, _ in live])
+    for i, (c, _, _, _) in enumerate(live):
         job = c.job.emitter
         if not job.transcript.language:
             job._detect(enc[i:i + 1])
         c.longform.transcript.language = job.transcript.language
-    prompts = [c.longform.prompt() for c, _, _ in live]
+    prompts = [c.longform.prompt() for c, _, _, _ in live]
+    audios = [audio for _, _, _, audio in live]
     firsts: list = [None] * len(live)
     if options.beam_size == 1 and options.temperatures[0] == 0:
         timestamps = not options.extra.get("without_timestamps", False)
         firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=timestamps, cancel=cancel,
-                                         stop_loops=options.repetition_threshold)
-    for i, (c, _, frames) in enumerate(live):
-        result = ex.decode_window(enc[i:i + 1], prompts[i], options, cancel, first=firsts[i], seed_from=keys[i])
-        c.take(ex, result, enc[i:i + 1], frames)
+                                         stop_loops=options.repetition_threshold, audio=audios)
+    for i, (c, _, frames, audio) in enumerate(live):
+        result = ex.decode_window(enc[i:i + 1], prompts[i], options, cancel, first=firsts[i], seed_from=keys[i],
+                                  audio=audio)
+        c.take(ex, result, enc[i:i + 1], frames, audio)
 
 
 def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOptions,

@@ -127,11 +127,11 @@ class BeamSearchDecoder:
         self.st = greedy.st
 
     def decode(self, encoder_out, prompt: list[int], temperature: float, options,
-               cancel: CancelToken | None = None):
+               cancel: CancelToken | None = None, audio=None):
         import torch
 
         if temperature > 0:
-            return self.greedy.decode(encoder_out, prompt, temperature, options, cancel)
+            return self.greedy.decode(encoder_out, prompt, temperature, options, cancel, audio)
         rt, st = self.runtime, self.st
         beam = options.beam_size
         patience = options.extra.get("patience", 1.0)
@@ -174,4 +174,5 @@ class BeamSearchDecoder:
         max_new = min(st.sample_len, st.n_ctx - n_prompt)
         best = beam_search(step, reorder, [prompt], beam_size=beam, eot=st.eot, max_new_tokens=max_new,
                            patience=patience, length_penalty=length_penalty)[0][0]
-        return self.greedy._result(best.tokens + [st.eot], best.sum_logprob, no_speech[0], 0.0)
+        ended = [st.eot] if len(best.tokens) < max_new else []   # a beam cut at the limit ran out
+        return self.greedy._result(best.tokens + ended, best.sum_logprob, no_speech[0], 0.0)

@@ -16,7 +16,16 @@ import torch
 from ..core.types import CancelToken
 from .forward import WhisperRuntime
 from .options import TranscribeOptions
-from .quality import DecodeResult, compression_ratio, is_silence, loops_so_far, needs_fallback, pick_final
+from .quality import (
+    DecodeResult,
+    compression_ratio,
+    is_silence,
+    loops_so_far,
+    needs_fallback,
+    pick_final,
+    word_count,
+)
+from .speech_evidence import WindowAudio
 from .tokens import LogitFilter, SpecialTokens
 
 __all__ = ["DecodeResult", "DecodeStrategy", "GreedyDecoder", "compression_ratio", "decode_with_fallback",
@@ -28,7 +37,8 @@ LOOP_CHECK_EVERY = 8  # sampled tokens between two looks for a loop in each row'
 
 class DecodeStrategy(Protocol):
     def decode(self, encoder_out: torch.Tensor, prompt: list[int], temperature: float,
-               options: TranscribeOptions, cancel: CancelToken | None = None) -> DecodeResult: ...
+               options: TranscribeOptions, cancel: CancelToken | None = None,
+               audio: WindowAudio | None = None) -> DecodeResult: ...
 
 
 class GreedyDecoder:
@@ -46,12 +56,14 @@ class GreedyDecoder:
     def _timed(self, kind: str, batch: int):
         return self.stats.operation(kind, batch) if self.stats is not None else contextlib.nullcontext()
 
-    def decode(self, encoder_out, prompt, temperature, options, cancel=None, generator=None) -> DecodeResult:
+    def decode(self, encoder_out, prompt, temperature, options, cancel=None, audio=None,
+               generator=None) -> DecodeResult:
         n = options.best_of if temperature > 0 and options.best_of > 1 else 1
         timestamps = not options.extra.get("without_timestamps", False)
         enc = encoder_out[:1].expand(n, -1, -1) if n > 1 else encoder_out[:1]
         results = self.decode_batch(enc, [prompt] * n, temperature, timestamps=timestamps, cancel=cancel,
-                                    generator=generator, stop_loops=options.repetition_threshold)
+                                    generator=generator, stop_loops=options.repetition_threshold,
+                                    audio=[audio] * n)
         # the reference ranker without a length penalty: mean log-probability per token
         return max(results, key=lambda r: r.sum_logprob / max(1, len(r.tokens)))
 
@@ -60,7 +72,8 @@ class GreedyDecoder:
                      timestamps: bool = True, cancel: CancelToken | None = None,
                      max_new_tokens: int | None = None, prefix: list[int] = (),
                      require_text: bool = False, draft: list[int] = (),
-                     generator: torch.Generator | None = None, stop_loops: int | None = None) -> list[DecodeResult]:
+                     generator: torch.Generator | None = None, stop_loops: int | None = None,
+                     audio: list[WindowAudio | None] | None = None) -> list[DecodeResult]:
         """Decode one row per prompt against ``encoder_out`` [B, T, d] (rows may differ in prompt length);
         ``max_new_tokens`` caps the sampled tokens (live dictation bounds a pass by its audio length).
         ``prefix``: tokens forced at the start of every row's transcript (prefilled with the prompt and
@@ -70,9 +83,10 @@ class GreedyDecoder:
         ``draft``: a guess of the greedy continuation (one row, T = 0), checked in one forward pass
         and kept up to its first wrong token, so a good guess costs one step instead of one per token.
         ``generator``: the random stream for sampling (T > 0); None = torch's global one.
-        ``stop_loops``: a row ends as soon as its text holds a loop (``loops_so_far`` with this many repeats):
-        the quality checks reject such a row whatever follows, and a greedy loop would otherwise run to
-        the token limit (and hold up every other row of its batch)."""
+        ``stop_loops``: a row ends as soon as its text holds a loop (``loops_so_far`` with this many repeats)
+        that its window's audio (``audio``, one per row; None: the text alone decides) cannot hold: the
+        quality checks reject such a row whatever follows, and a greedy loop would otherwise run to the
+        token limit (and hold up every other row of its batch).  Repeats the speech holds decode on."""
         st, rt = self.st, self.runtime
         prefix = list(prefix)
         prompts = [[*p, *prefix] for p in prompts] if prefix else prompts
@@ -115,7 +129,7 @@ class GreedyDecoder:
             sampled = torch.cat([sampled, nxt[:, None]], dim=1)
             done |= nxt == st.eot
             if stop_loops is not None and (i + 1) % LOOP_CHECK_EVERY == 0:
-                done |= self._looping(sampled[:, len(prefix):], done, stop_loops)
+                done |= self._looping(sampled[:, len(prefix):], done, stop_loops, audio)
             if i == max_new - 1 or bool(done.all()):
                 break
             with self._timed("decode", batch):
@@ -123,11 +137,16 @@ class GreedyDecoder:
         return [self._result(row[len(prefix):], float(lp), ns, temperature)
                 for row, lp, ns in zip(sampled.tolist(), sum_lp.tolist(), no_speech)]
 
-    def _looping(self, sampled: torch.Tensor, done: torch.Tensor, repeats: int) -> torch.Tensor:
-        """Which unfinished rows' text so far is a loop."""
+    def _looping(self, sampled: torch.Tensor, done: torch.Tensor, repeats: int,
+                 audio: list[WindowAudio | None] | None) -> torch.Tensor:
+        """Which unfinished rows' text so far is a loop their audio does not hold."""
         looping = torch.zeros_like(done)
         for b in (~done).nonzero().flatten().tolist():
-            looping[b] = loops_so_far(self._text(sampled[b].tolist()), repeats)
+            row = sampled[b].tolist()
+            text = self._text(row)
+            if loops_so_far(text, repeats):
+                heard = audio[b] if audio is not None else None
+                looping[b] = heard is None or not heard.holds(word_count(text), self._end_time(row))
         return looping
 
     def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int):
@@ -157,11 +176,18 @@ class GreedyDecoder:
         """The text of ``tokens``, special and timestamp tokens left out."""
         return self.text_of([t for t in tokens if t < self.st.eot])
 
+    def _end_time(self, tokens: list[int]) -> float | None:
+        """Seconds of the last timestamp token in ``tokens`` (None when there is none)."""
+        tb = self.st.timestamp_begin
+        last = next((t for t in reversed(tokens) if t >= tb), None)
+        return None if last is None else (last - tb) * self.st.time_precision
+
     def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float) -> DecodeResult:
-        tokens = row[:row.index(self.st.eot)] if self.st.eot in row else row
+        ended = self.st.eot in row
+        tokens = row[:row.index(self.st.eot)] if ended else row
         text = self._text(tokens)
         return DecodeResult(tokens, text, sum_lp / (len(tokens) + 1), sum_lp, no_speech, temperature,
-                            compression_ratio(text))
+                            compression_ratio(text), end_time=self._end_time(tokens), ran_out=not ended)
 
 
 def sampling_generator(seed_from: str | torch.Tensor, prompt: list[int], temperature: float,
@@ -183,30 +209,31 @@ def sampling_generator(seed_from: str | torch.Tensor, prompt: list[int], tempera
 def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prompt: list[int],
                          options: TranscribeOptions, cancel: CancelToken | None = None,
                          beam: DecodeStrategy | None = None, *, first: DecodeResult | None = None,
-                         seed_from: str | None = None) -> DecodeResult:
+                         seed_from: str | None = None, audio: WindowAudio | None = None) -> DecodeResult:
     """Try each temperature in turn until the result passes the quality checks (``quality``); if none
     does, keep the likeliest attempt that is not a loop.  ``first``: the result of the first
     temperature, already decoded (in a batch).  ``seed_from``: the window's feature key (else its
-    encoder output seeds the sampling)."""
+    encoder output seeds the sampling).  ``audio``: the window's audio, asked whether a repeated
+    phrase is spoken or made up."""
     attempts: list[DecodeResult] = []
     temperatures = list(options.temperatures)
     if first is not None:
         attempts.append(first)
         temperatures = temperatures[1:]
-        if not needs_fallback(first, options):
+        if not needs_fallback(first, options, audio):
             return first
     for temperature in temperatures:
         if temperature > 0:
             generator = sampling_generator(seed_from if seed_from is not None else encoder_out[:1], prompt,
                                            temperature, encoder_out.device)
-            result = decoder.decode(encoder_out, prompt, temperature, options, cancel, generator=generator)
+            result = decoder.decode(encoder_out, prompt, temperature, options, cancel, audio, generator=generator)
         else:
             strategy = beam if (beam is not None and options.beam_size > 1) else decoder
-            result = strategy.decode(encoder_out, prompt, temperature, options, cancel)
-        if not needs_fallback(result, options):
+            result = strategy.decode(encoder_out, prompt, temperature, options, cancel, audio)
+        if not needs_fallback(result, options, audio):
             return result
         attempts.append(result)
-    return pick_final(attempts, options)
+    return pick_final(attempts, options, audio)
 
 
 class _Choice:

@@ -33,6 +33,7 @@ from .kv import HandleRegistry
 from .language import detect_language
 from .longform import Longform
 from .options import TranscribeOptions
+from .speech_evidence import WindowAudio
 from .tokens import SpecialTokens
 
 DEFAULT_MAX_BATCH = 16
@@ -211,11 +212,12 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
 
     def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
                       cancel: CancelToken | None = None, *, first: DecodeResult | None = None,
-                      seed_from: str | None = None) -> DecodeResult:
+                      seed_from: str | None = None, audio: WindowAudio | None = None) -> DecodeResult:
         """One window through the temperature ladder (``decoding.decode_with_fallback``); ``seed_from``
-        (the window's feature key) seeds its sampling so the same audio always gives the same text."""
+        (the window's feature key) seeds its sampling so the same audio always gives the same text;
+        ``audio``, the window's samples, is asked whether repeated words are spoken."""
         return decode_with_fallback(self.decoder, encoder_out, prompt, options, cancel, self._beam_strategy(options),
-                                    first=first, seed_from=seed_from)
+                                    first=first, seed_from=seed_from, audio=audio)
 
     def _beam_strategy(self, options: TranscribeOptions):
         if options.beam_size <= 1:

@@ -17,6 +17,7 @@ from .decoding import DecodeResult, is_silence
 from .encoder_cache import feature_key
 from .features import AudioWindows
 from .options import TranscribeOptions
+from .speech_evidence import WindowAudio
 from .tokens import SpecialTokens
 
 if TYPE_CHECKING:
@@ -96,11 +97,16 @@ class Longform:
             mel, frames = mel_cfg.window(samples)
             if frames <= 0:
                 break
-            enc = ex.encode_window(mel)
-            if not self.transcript.language:
-                self._detect(enc)
-            result = ex.decode_window(enc, self.prompt(), opts, self.cancel, seed_from=feature_key(mel))
-            seek += self.take(result, enc, seek * mel_cfg.seconds_per_frame, frames)
+            audio = WindowAudio(samples)
+            if audio.is_digital_silence():
+                seek += frames   # nothing to hear: not even encoded
+            else:
+                enc = ex.encode_window(mel)
+                if not self.transcript.language:
+                    self._detect(enc)
+                result = ex.decode_window(enc, self.prompt(), opts, self.cancel, seed_from=feature_key(mel),
+                                          audio=audio)
+                seek += self.take(result, enc, seek * mel_cfg.seconds_per_frame, frames, audio)
             self._progress(seek * mel_cfg.seconds_per_frame)
             if windows.exhausted and seek * mel_cfg.hop >= windows.samples_seen:
                 break
@@ -114,10 +120,11 @@ class Longform:
         return self.ex.tokens.prompt(self.all_tokens[self.prompt_from:], self._language(), self.options.task,
                                      timestamps=not self.options.extra.get("without_timestamps", False))
 
-    def take(self, result: DecodeResult, enc, offset: float, frames: int) -> int:
+    def take(self, result: DecodeResult, enc, offset: float, frames: int, audio: WindowAudio | None = None) -> int:
         """Apply one decoded window that starts at ``offset`` seconds and holds ``frames`` frames of
-        audio: emit its segments and update the prompt; returns how many frames to seek."""
-        if is_silence(result, self.options):
+        audio (``audio``: its samples): emit its segments and update the prompt; returns how many frames
+        to seek."""
+        if is_silence(result, self.options, audio):
             return frames
         stride = self.ex.runtime.n_frames // self.ex.runtime.n_audio_ctx
         drafts, advance = split_window(result.tokens, self.ex.tokens, offset, frames, stride)

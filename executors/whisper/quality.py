@@ -4,8 +4,14 @@ The reference decoders (openai-whisper, faster-whisper) retry a window at a high
 its text compresses too well (a repetition loop) or is too unlikely, unless the model says there is
 no speech.  The compression check misses short loops ("Blue. Blue. Blue. Blue. Blue." compresses
 badly because it is short), so the words are also checked for an n-gram repeated back to back.
-When every temperature fails, the attempt kept is the likeliest one that is not a loop, as
-faster-whisper keeps the likeliest one under the compression threshold.
+
+Repeating a word is also normal speech ("no, no, no, no", a list, a chant), so a repeated n-gram
+counts as a loop only when the window's audio (``speech_evidence.WindowAudio``) cannot hold it: the
+decoder ran to its token limit, there are more words than the speech heard allows, or the text runs
+on past the last speech.  The audio also has a say in silence: the model's "no speech" stands when
+the voice-activity detector does not hear speech through most of the window.  Without the audio the
+text alone decides, as before.  When every temperature fails, the attempt kept is the likeliest one
+that is not a loop, as faster-whisper keeps the likeliest one under the compression threshold.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .options import TranscribeOptions
+    from .speech_evidence import WindowAudio
 
 _WORD = re.compile(r"[\w']+")
 MAX_NGRAM_WORDS = 8
@@ -32,6 +39,8 @@ class DecodeResult:
     temperature: float
     compression_ratio: float
     gave_up: bool = False      # every temperature failed the checks; this is the attempt kept
+    end_time: float | None = None   # the last timestamp token, in seconds from the window's start
+    ran_out: bool = False      # no <|endoftext|>: the decoder hit its token limit or stopped a loop
 
 
 def compression_ratio(text: str) -> float:
@@ -80,50 +89,88 @@ def loops_so_far(text: str, repeats: int | None) -> bool:
     return is_loop(" ".join(text.rsplit(None, 1)[:-1]), repeats)
 
 
+def word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def audio_holds(result: DecodeResult, audio: WindowAudio | None) -> bool:
+    """Whether the window's audio has the speech for ``result``'s text; False without audio (the text
+    alone then decides)."""
+    if audio is None or result.ran_out:
+        return False
+    return audio.holds(word_count(result.text), result.end_time)
+
+
+def is_false_loop(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None) -> bool:
+    """A repeated n-gram that the audio does not hold: a hallucination loop."""
+    return is_loop(result.text, options.repetition_threshold) and not audio_holds(result, audio)
+
+
+def nobody_speaks(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None) -> bool:
+    """The model and the voice-activity detector agree that the window holds no speech (faint noise
+    decodes to likely-looking text such as ". . ." or "you", which the reference rule keeps)."""
+    return (audio is not None and options.no_speech_threshold is not None
+            and result.no_speech_prob > options.no_speech_threshold and not audio.hears_speech())
+
+
+def model_says_silence(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None) -> bool:
+    """The reference rule: the model says no speech and the text is unlikely; unless the detector hears
+    speech through most of the window (a word said once, a clip cut to its speech)."""
+    if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
+        return False
+    if options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold:
+        return False
+    return audio is None or not audio.mostly_speech()
+
+
 def mostly_loop(text: str, repeats: int | None) -> bool:
     """A loop that makes up at least half of the words: the window holds no transcript."""
     n, times, words = longest_repeat(text)
     return is_loop(text, repeats) and 2 * n * times >= words
 
 
-def looks_wrong(result: DecodeResult, options: TranscribeOptions) -> bool:
-    """Too repetitive (compression or an n-gram loop) or too unlikely."""
-    bad = (options.compression_ratio_threshold is not None
-           and result.compression_ratio > options.compression_ratio_threshold)
-    bad |= is_loop(result.text, options.repetition_threshold)
+def too_compressible(result: DecodeResult, options: TranscribeOptions) -> bool:
+    return (options.compression_ratio_threshold is not None
+            and result.compression_ratio > options.compression_ratio_threshold)
+
+
+def looks_wrong(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
+    """Too repetitive (compression, or a loop the audio does not hold) or too unlikely."""
+    bad = too_compressible(result, options) or is_false_loop(result, options, audio)
     return bad or (options.log_prob_threshold is not None and result.avg_logprob < options.log_prob_threshold)
 
 
-def needs_fallback(result: DecodeResult, options: TranscribeOptions) -> bool:
-    """The reference rule: retry hotter when the text looks wrong, unless the model says no speech
-    and the text is unlikely (the window is then skipped as silence)."""
-    lp_thr = options.log_prob_threshold
-    if (options.no_speech_threshold is not None and result.no_speech_prob > options.no_speech_threshold
-            and lp_thr is not None and result.avg_logprob < lp_thr):
+def needs_fallback(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
+    """The reference rule: retry hotter when the text looks wrong, unless the window is silence
+    (``model_says_silence``, ``nobody_speaks``): it is then skipped."""
+    if model_says_silence(result, options, audio):
         return False
-    return looks_wrong(result, options)
+    return looks_wrong(result, options, audio) and not nobody_speaks(result, options, audio)
 
 
-def is_silence(result: DecodeResult, options: TranscribeOptions) -> bool:
-    """Skip the window: the model says no speech and the text it produced is unlikely, or the text
-    is still mostly a loop after every fallback, or every temperature failed and what is left keeps
-    repeating a phrase (breath and noise decode to such text; it is not a transcript)."""
-    if mostly_loop(result.text, options.repetition_threshold):
+def is_silence(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
+    """Skip the window: its audio is digital silence; or the model says no speech (``model_says_silence``,
+    ``nobody_speaks``); or the text is still mostly a loop the audio does not hold after every
+    fallback; or every temperature failed and what is left keeps repeating a phrase the audio does
+    not hold (breath and noise decode to such text; it is not a transcript)."""
+    if (audio is not None and audio.is_digital_silence()) or nobody_speaks(result, options, audio):
+        return True
+    if model_says_silence(result, options, audio):
+        return True
+    if mostly_loop(result.text, options.repetition_threshold) and not audio_holds(result, audio):
         return True
     repeats = options.repetition_threshold
-    if result.gave_up and repeats is not None and most_repeated_phrase(result.text) >= repeats:
-        return True
-    if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
-        return False
-    return not (options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold)
+    return (result.gave_up and repeats is not None and most_repeated_phrase(result.text) >= repeats
+            and not audio_holds(result, audio))
 
 
-def pick_final(attempts: list[DecodeResult], options: TranscribeOptions) -> DecodeResult:
-    """Every temperature failed: the likeliest attempt that is not too repetitive, else the likeliest."""
+def pick_final(attempts: list[DecodeResult], options: TranscribeOptions,
+               audio: WindowAudio | None = None) -> DecodeResult:
+    """Every temperature failed: the likeliest attempt that is not too repetitive, else the likeliest.
+    Repetition that the audio holds (the speaker said it again and again) does not count against one."""
     def repetitive(r: DecodeResult) -> bool:
-        too_compressible = (options.compression_ratio_threshold is not None
-                            and r.compression_ratio > options.compression_ratio_threshold)
-        return too_compressible or is_loop(r.text, options.repetition_threshold)
+        spoken = audio_holds(r, audio)
+        return (too_compressible(r, options) and not spoken) or is_false_loop(r, options, audio)
 
     clean = [r for r in attempts if not repetitive(r)]
     return replace(max(clean or attempts, key=lambda r: r.avg_logprob), gave_up=True)

@@ -1,10 +1,13 @@
 """Dictation panel: pick an input, watch the level, start/stop (button, Ctrl+D, or hold to talk);
-committed text in the normal colour with the tentative tail greyed after it; latency per
-utterance; copy, clear, and save the sessions shown (each its own FLAC + transcript) into the
-transcript history. Clearing forgets unsaved sessions and their recordings."""
+the language and task follow the loaded model (Auto-detect or a language on a multilingual one,
+English on an English-only one); committed text in the normal colour with the tentative tail greyed
+after it; latency per utterance; copy, clear, and save the sessions shown (each its own FLAC +
+transcript) into the transcript history. Clearing or quitting with unsaved sessions asks first (Save,
+Discard, Cancel); sessions a crashed run left unsaved are shown again at start."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 
 from PySide6.QtCore import Qt, Signal
@@ -13,6 +16,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPushButton,
     QTextBrowser,
     QToolButton,
@@ -23,8 +27,10 @@ from PySide6.QtWidgets import (
 from executors.core.errors import FerrumError
 
 from ..panel_typing import PanelTyping
+from ..widgets.language_choice import LanguageChoice
 from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet
+from .dictation_unsaved import ask_save_or_discard
 
 START_SHORTCUT = "Ctrl+D"
 _DEVICE_KEY = "dictation/input"
@@ -48,6 +54,7 @@ class DictationPanel(QWidget):
         self._settings = getattr(parent, "qsettings", None)  # remembers the chosen input
         self._devices: dict[str, object] = {}   # combo key -> InputDevice
         self._rendering = False
+        self.discard_question: QMessageBox | None = None   # open while asking about unsaved dictation
 
         self.device = QComboBox()
         self.device.setToolTip("Audio input used for dictation")
@@ -97,9 +104,12 @@ class DictationPanel(QWidget):
         bottom.addWidget(self.clear_button)
         bottom.addWidget(self.save_button)
 
+        self.choice = LanguageChoice()
+        self.language, self.task = self.choice.language, self.choice.task
         # dictating into other apps: the typing switch here; the main window adds captions etc.
         self.typing = PanelTyping(self)
         self.options_row = QHBoxLayout()
+        self.options_row.addWidget(self.choice)
         self.options_row.addWidget(self.typing.switch)
         self.options_row.addStretch(1)
 
@@ -112,8 +122,15 @@ class DictationPanel(QWidget):
         shortcut = QShortcut(QKeySequence(START_SHORTCUT), self)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         shortcut.activated.connect(self.toggle)
+        host.modelStateChanged.connect(self._on_model_state)
+        self.choice.set_multilingual(host.multilingual())
         self._update_buttons()
         self.refresh_devices()
+        self._tasks.spawn(self._restore(), "restoring unsaved dictation")
+
+    def _on_model_state(self, name: str, state: str, _message: str) -> None:
+        if name == "whisper" and state == "ready":
+            self.choice.set_multilingual(self.host.multilingual())
 
     # ---- devices ---------------------------------------------------------------------------
     def refresh_devices(self) -> None:
@@ -190,7 +207,8 @@ class DictationPanel(QWidget):
                 return
             self._set_state("listening")
             self.show_message(f"Listening on {source.name}…")
-            session = await self.host.dictate(source, DictationOptions(), self.on_event)  # recorded by the engine
+            options = DictationOptions(language=self.language.currentData(), task=self.task.currentData())
+            session = await self.host.dictate(source, options, self.on_event)  # recorded by the engine
             self.sessions.append(session)
             summary = session.summary
             self.show_message(f"Stopped: {summary.utterances} utterance(s), {summary.audio_seconds:.1f} s of audio.")
@@ -254,9 +272,22 @@ class DictationPanel(QWidget):
         for session, utterances in zip(shown, apply_session_edits([s.utterances for s in shown],
                                                                   self.view.toPlainText())):
             self.host.correct_dictation(session.id, utterances)
-        self.utterances = [u for s in shown for u in s.utterances]
-        self.committed = [piece for _, _, text in self.utterances for piece in (text, "\n")]
+        self._show_sessions_text()
         self._update_buttons()
+
+    def _show_sessions_text(self) -> None:
+        self.utterances = [u for s in self.sessions if s.utterances for u in s.utterances]
+        self.committed = [piece for _, _, text in self.utterances for piece in (text, "\n")]
+
+    async def _restore(self) -> None:
+        restored = await self.host.restore_dictation()
+        if not restored:
+            return
+        self.sessions += restored
+        self._show_sessions_text()
+        self._render()
+        self.show_message(f"Restored {len(restored)} unsaved dictation session(s) that Ferrum Desktop could not "
+                          "save when it last stopped: save them to the history, or clear them.")
 
     def _remember_device(self, _index: int = 0) -> None:
         if self._settings is not None and self.device.currentData():
@@ -287,8 +318,53 @@ class DictationPanel(QWidget):
     def unsaved_sessions(self) -> list:
         return [s for s in self.sessions if (s.record_id is None or s.corrected) and s.utterances]
 
-    def clear(self) -> None:
-        """Clear the text; sessions not saved by now are forgotten with their recordings."""
+    def has_unsaved(self) -> bool:
+        return bool(self.unsaved_sessions()) or (self.state != "idle" and bool(self.committed))
+
+    def clear(self) -> QMessageBox | None:
+        """Clear the text; with unsaved sessions, first ask whether to save or discard them (returns
+        the question)."""
+        if not self.has_unsaved():
+            self._forget()
+            return None
+        return self._ask("Clear the dictation", lambda: None)
+
+    def confirm_close(self, close) -> bool:
+        """Whether the app may quit now: True when no dictation would be lost; else asks, and calls
+        ``close()`` once the dictation is saved or discarded."""
+        if not self.has_unsaved():
+            return True
+        if self.discard_question is None:
+            self._ask("Quit Ferrum Desktop", close)
+        return False
+
+    def _ask(self, title: str, then) -> QMessageBox:
+        def save() -> None:
+            self._tasks.spawn(self._save_then(then), "saving the dictation")
+
+        def discard() -> None:
+            self.discard_question = None  # answered: quitting must not close it a second time
+            self._forget()
+            then()
+
+        pending = len(self.unsaved_sessions()) + (self.state != "idle")
+        box = ask_save_or_discard(self, title, pending, save, discard)
+        box.finished.connect(lambda _result: setattr(self, "discard_question", None))
+        self.discard_question = box
+        return box
+
+    async def _save_then(self, then) -> None:
+        if self.state != "idle":  # what the running session heard is saved too
+            self.stop()
+            while self.state != "idle":
+                await asyncio.sleep(0.05)
+        await self.save()
+        if not self.unsaved_sessions():
+            self._forget()
+            then()
+
+    def _forget(self) -> None:
+        """Clear the text, forgetting the sessions shown; unsaved ones go with their recordings."""
         unsaved = [s.id for s in self.sessions if s.record_id is None]
         if unsaved:
             self._tasks.spawn(self.host.discard_dictation(unsaved), "discarding the dictation")
@@ -323,6 +399,7 @@ class DictationPanel(QWidget):
         self.start_button.setChecked(running)
         self.start_button.setText("Stop" if running else "Start")
         self.device.setEnabled(not running)
+        self.choice.setEnabled(not running)
         self.view.setReadOnly(running)  # corrections between sessions
         self.save_button.setEnabled(not running and bool(self.unsaved_sessions()))
         self.copy_button.setEnabled(bool(self.committed))
@@ -332,6 +409,8 @@ class DictationPanel(QWidget):
         self.options_row.insertWidget(self.options_row.count() - 1, widget)
 
     def shutdown(self) -> None:
+        if self.discard_question is not None:
+            self.discard_question.reject()
         self.typing.shutdown()
         self.host.stop_dictation(wait=True)
         self._tasks.cancel_all()

@@ -1,5 +1,7 @@
 """Search panel: the sources to index (files, folders, and the transcript history), and a query
-box that searches as you type, showing ranked results with the matched words highlighted."""
+box that searches as you type, showing ranked results with the matched words highlighted.
+Documents and folders dropped on the panel become sources, as with "Add files…"/"Add folder…";
+audio and video dropped on it are left to the window (the Transcribe queue)."""
 
 from __future__ import annotations
 
@@ -28,11 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from executors.audio.files import is_media
 from executors.core.errors import Cancelled, FerrumError, NotFoundError
 from executors.service import FILES, TRANSCRIPTS
 
 from .. import theme
 from ..widgets.actions import panel_action
+from ..widgets.drop_overlay import DropOverlay, FileDrops, drop_summary
 from ..widgets.result_list import ResultList, transcript_record_id
 from ..widgets.tasks import TaskSet
 
@@ -47,7 +51,7 @@ _PATH_ROLE = Qt.ItemDataRole.UserRole
 _index_jobs = itertools.count(1)
 
 
-class SearchPanel(QWidget):
+class SearchPanel(FileDrops, QWidget):
     """``openTranscript(record_id, segment_id)`` asks the window to show a transcript hit
     (segment_id is -1 when the hit has none)."""
 
@@ -67,6 +71,8 @@ class SearchPanel(QWidget):
         self._index_cancelled = False
         self._build()
         self._connect()
+        self.setAcceptDrops(True)
+        self.drop_overlay = DropOverlay(self)
         saved = self._settings.value(_SETTINGS_KEY, []) if self._settings is not None else []
         for path in ([saved] if isinstance(saved, str) else list(saved or [])):
             self._add_source_item(path)
@@ -220,6 +226,17 @@ class SearchPanel(QWidget):
     def _save_sources(self) -> None:
         if self._settings is not None:
             self._settings.setValue(_SETTINGS_KEY, self.source_paths())
+
+    def drop_text(self, paths: list[str]) -> str:
+        if not paths or all(is_media(Path(p)) for p in paths):
+            return ""
+        return f"Drop to make {drop_summary(paths)} searchable"
+
+    def take_drop(self, paths: list[str]) -> bool:
+        if not self.drop_text(paths):
+            return False
+        self.add_sources(paths)
+        return True
 
     def _choose_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", "",

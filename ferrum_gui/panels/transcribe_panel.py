@@ -149,6 +149,7 @@ class TranscribePanel(QWidget):
         q.progressed.connect(self.jobs.set_progress)
         q.segmentAdded.connect(self._on_segment)
         q.jobEnded.connect(self._on_job_ended)
+        q.noticed.connect(lambda _job, message, hint: self.noticeRequested.emit(message, hint, "warning", 0))
         self.jobs.cancelRequested.connect(self.cancel_job)
         self.jobs.jobActivated.connect(self._show_job)
         self.history_pane.recordActivated.connect(lambda rid: self._tasks.spawn(self.open_record(rid)))
@@ -237,10 +238,9 @@ class TranscribePanel(QWidget):
         text = {"loading": f"Loading the speech model… {message}", "reloading": f"Reloading… {message}",
                 "error": f"The speech model is not available: {message}"}.get(state, "")
         self.status.setText(text)
-        if state == "ready":
-            loaded = self.host.model("whisper")
+        if state == "ready":  # a refused model is not listed: the one kept runs
             self.options_bar.set_models(self.host.whisper_models(), self.host.settings.whisper_model,
-                                        loaded.multilingual if loaded is not None else None)
+                                        self.host.multilingual())
 
     async def _switch_model(self, ref: str) -> None:
         if ref == self.host.settings.whisper_model:

@@ -27,6 +27,7 @@ class TranscriptionQueue(QObject):
     recordAssigned = Signal(str, int)       # job_id, history record id
     segmentAdded = Signal(str, object)      # job_id, Segment
     progressed = Signal(str, float, float)  # job_id, seconds done, seconds total
+    noticed = Signal(str, str, str)         # job_id, message, hint (e.g. the file is cut short)
     jobEnded = Signal(str, str, str)        # job_id, JobState value, message
 
     def __init__(self, host, parent: QObject | None = None):
@@ -38,9 +39,11 @@ class TranscriptionQueue(QObject):
         self._paths: dict[str, Path] = {}
         self._segments: dict[str, list] = {}
         self._records: dict[str, int] = {}
+        self._notices: dict[str, str] = {}
         host.jobStarted.connect(self._on_started)
         host.jobProgress.connect(self._on_progress)
         host.segmentProduced.connect(self._on_segment)
+        host.jobNotice.connect(self._on_notice)
 
     # --- queries -------------------------------------------------------------------------
 
@@ -99,7 +102,7 @@ class TranscriptionQueue(QObject):
         except FerrumError as exc:  # already shown by the host's notification path
             state, message = JobState.FAILED, str(exc)
         else:
-            state, message = JobState.DONE, ""
+            state, message = JobState.DONE, self._notices.get(job_id, "")
         finally:
             self._pending.discard(job_id)
             if self._running == job_id:
@@ -120,6 +123,11 @@ class TranscriptionQueue(QObject):
     def _on_progress(self, job_id: str, progress) -> None:
         if job_id in self._segments:
             self.progressed.emit(job_id, progress.done, progress.total)
+
+    def _on_notice(self, job_id: str, message: str, hint: str) -> None:
+        if job_id in self._pending:
+            self._notices[job_id] = message
+            self.noticed.emit(job_id, message, hint)
 
     def _on_segment(self, job_id: str, segment) -> None:
         if job_id in self._segments:

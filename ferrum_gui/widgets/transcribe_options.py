@@ -2,7 +2,8 @@
 
 Choices are remembered (``save``/``restore`` with a QSettings); a new option is one more entry in
 ``_persisted()`` and one more widget in the row. Language and Task follow what the loaded model
-can do: an English-only model (bundled or imported from a folder) fixes them to English/Transcribe.
+can do (``LanguageChoice``): an English-only model (bundled or imported from a folder) fixes them to
+English/Transcribe, and that fixed English is not remembered as a choice.
 """
 
 from __future__ import annotations
@@ -10,16 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QWidget
 
 from executors.whisper.options import TranscribeOptions
 
-# Whisper's most used languages first; the model accepts ~100 (any ISO 639-1 code typed in).
-LANGUAGES = [("Auto-detect", None), ("English", "en"), ("German", "de"), ("French", "fr"),
-             ("Spanish", "es"), ("Italian", "it"), ("Portuguese", "pt"), ("Dutch", "nl"),
-             ("Polish", "pl"), ("Russian", "ru"), ("Ukrainian", "uk"), ("Turkish", "tr"),
-             ("Arabic", "ar"), ("Hindi", "hi"), ("Chinese", "zh"), ("Japanese", "ja"), ("Korean", "ko")]
-TASKS = [("Transcribe", "transcribe"), ("Translate", "translate")]  # Translate: into English (tooltip)
+from .language_choice import LanguageChoice, labelled
+
 SPEAKER_COUNTS = [("auto", None)] + [(str(n), n) for n in range(2, 9)]
 _GROUP = "transcribe/options"
 
@@ -51,12 +48,8 @@ class TranscribeOptionsBar(QWidget):
         layout.setSpacing(6)
         self.model = QComboBox()
         self.model.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # labels are short
-        self.language = QComboBox()
-        for name, code in LANGUAGES:
-            self.language.addItem(name, code)
-        self.task = QComboBox()
-        for name, code in TASKS:
-            self.task.addItem(name, code)
+        self.choice = LanguageChoice()
+        self.language, self.task = self.choice.language, self.choice.task
         self.word_timestamps = QCheckBox("Word times")
         self.word_timestamps.setToolTip("Word timestamps: time every word (slower); the times show next to each segment")
         self.speakers = QCheckBox("Speakers")
@@ -67,16 +60,12 @@ class TranscribeOptionsBar(QWidget):
         self.speaker_count.setToolTip("How many people speak; 'auto' finds out")
         self.speaker_count.setEnabled(False)
         self.speakers.toggled.connect(self.speaker_count.setEnabled)
-        for label, widget in (("Model", self.model), ("Language", self.language), ("Task", self.task)):
-            caption = QLabel(label)
-            caption.setBuddy(widget)
-            layout.addWidget(caption)
-            layout.addWidget(widget)
+        labelled(layout, "Model", self.model)
+        layout.addWidget(self.choice)
         layout.addWidget(self.word_timestamps)
         layout.addWidget(self.speakers)
         layout.addWidget(self.speaker_count)
         layout.addStretch(1)
-        self._multilingual: bool | None = None
         self.set_models(models, current_model)
         self.model.activated.connect(lambda i: self.modelChosen.emit(self.model.itemData(i)))
         self.model.currentIndexChanged.connect(lambda _i: self.model.setToolTip(self._model_tip()))
@@ -97,8 +86,7 @@ class TranscribeOptionsBar(QWidget):
         self.model.setCurrentIndex(0)
         self.model.blockSignals(False)
         self.model.setToolTip(self._model_tip())
-        self._multilingual = multilingual
-        self._apply_model_limits()
+        self.choice.set_multilingual(multilingual)
 
     def current_model(self) -> str:
         return self.model.currentData()
@@ -106,18 +94,6 @@ class TranscribeOptionsBar(QWidget):
     def _model_tip(self) -> str:
         ref = self.model.currentData() or ""
         return f"Whisper model for new jobs: {ref}\n(choosing another reloads the model)"
-
-    def _apply_model_limits(self) -> None:
-        multilingual = self._multilingual
-        if multilingual is False:
-            self.language.setCurrentIndex(self.language.findData("en"))
-            self.task.setCurrentIndex(0)
-        self.language.setEnabled(bool(multilingual))
-        self.task.setEnabled(bool(multilingual))
-        tip = {None: "Waiting for the speech model to load", False: "This model understands English only"}.get(
-            multilingual, "")
-        self.language.setToolTip(tip or "Spoken language; auto-detect for multilingual models")
-        self.task.setToolTip(tip or "Transcribe in the spoken language, or translate the speech into English text")
 
     # --- options -------------------------------------------------------------------------
 
@@ -135,7 +111,7 @@ class TranscribeOptionsBar(QWidget):
         """key → (read the widget, set the widget) for every remembered option."""
         def check(box):
             return box.isChecked, lambda v: box.setChecked(str(v).lower() in ("true", "1"))
-        return {"language": (self.language.currentData, lambda v: _select(self.language, v)),
+        return {"language": (self.choice.chosen_language, lambda v: _select(self.language, v)),
                 "task": (self.task.currentData, lambda v: _select(self.task, v)),
                 "word_timestamps": check(self.word_timestamps), "speakers": check(self.speakers),
                 "speaker_count": (self.speaker_count.currentData, lambda v: _select(self.speaker_count, v))}
@@ -146,11 +122,10 @@ class TranscribeOptionsBar(QWidget):
             settings.setValue(f"{_GROUP}/{key}", "" if value is None else value)
 
     def restore(self, settings: QSettings) -> None:
-        """Set the options saved last time; a model's limits (English only) still win."""
+        """Set the options saved last time; an English-only model's boxes offer nothing else to set."""
         for key, (_read, write) in self._persisted().items():
             if settings.contains(f"{_GROUP}/{key}"):
                 write(settings.value(f"{_GROUP}/{key}"))
-        self._apply_model_limits()
 
 
 def _select(combo: QComboBox, value) -> None:

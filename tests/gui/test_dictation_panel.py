@@ -85,7 +85,9 @@ def test_save_after_several_sessions_keeps_each_sessions_audio(panel, wait_until
     wait_until(lambda: panel.state == "idle", timeout=300)
     unsaved = panel.sessions[-1].audio_path
     assert unsaved.is_file()
-    panel.clear()
+    from PySide6.QtWidgets import QMessageBox
+
+    panel.clear().button(QMessageBox.StandardButton.Discard).click()  # Clear asks first; the user discards
     wait_until(lambda: not unsaved.exists(), timeout=30)
     assert all(Path(run_async(host.load_history(r)).audio_path).is_file() for r in record_ids)  # saved ones stay
 

@@ -14,6 +14,15 @@ def _saved(window) -> HostSettings:
     return HostSettings.load(QSettings(window.qsettings.fileName(), QSettings.Format.IniFormat))
 
 
+def _apply_speech_model(window, run_async, ref) -> None:
+    """Preferences → Speech model: ``ref`` → Apply, as a user does; returns once the reload settled."""
+    dialog = window.show_preferences()
+    page = dialog.page(ModelsPage)
+    page.whisper.setCurrentText(str(ref))
+    run_async(dialog.apply()[dialog.pages.index(page)], timeout=600)
+    dialog.close()
+
+
 def test_an_imported_english_only_model_fixes_language_and_task(main_window, host, run_async, wait_until):
     from executors.models.store import bundled_source
 
@@ -23,11 +32,7 @@ def test_an_imported_english_only_model_fixes_language_and_task(main_window, hos
     bar = panel.options_bar
     original = host.settings
     try:
-        dialog = main_window.show_preferences()
-        page = dialog.page(ModelsPage)
-        page.whisper.setCurrentText(str(folder))
-        run_async(dialog.apply()[dialog.pages.index(page)], timeout=600)
-        dialog.close()
+        _apply_speech_model(main_window, run_async, folder)
         wait_until(lambda: host.settings.whisper_model == str(folder) and host.model_state("whisper")[0] == "ready")
         assert not bar.language.isEnabled() and not bar.task.isEnabled()
         assert bar.language.currentData() == "en" and bar.task.currentData() == "transcribe"
@@ -73,12 +78,8 @@ def test_a_bad_model_path_is_refused_and_the_working_model_kept(main_window, hos
     original = host.settings
     missing = tmp_path / "no-such-model"
     loaded = host.model("whisper")
-    dialog = main_window.show_preferences()
-    page = dialog.page(ModelsPage)
-    page.whisper.setCurrentText(str(missing))
     try:
-        run_async(dialog.apply()[dialog.pages.index(page)], timeout=300)
-        dialog.close()
+        _apply_speech_model(main_window, run_async, missing)
         assert host.model_state("whisper")[0] == "ready" and host.model("whisper") is loaded
         assert host.settings.whisper_model == original.whisper_model
         assert _saved(main_window).whisper_model == original.whisper_model  # the bad path is not saved
@@ -87,5 +88,27 @@ def test_a_bad_model_path_is_refused_and_the_working_model_kept(main_window, hos
         assert any("no-such-model" in card.message + (card.hint or "")
                    for card in main_window.notifications.notifications())
         assert host.whisper is not None and host.whisper.model_id == loaded.model_id
+    finally:
+        run_async(host.reload(original), timeout=300)
+
+
+def test_the_model_box_lists_only_models_that_loaded(main_window, host, run_async, tmp_path):
+    """Issue 29, item 5: a folder refused in Preferences is not offered as the running model."""
+    bar = main_window.show_panel("transcribe").options_bar
+    original = host.settings
+    refused = tmp_path / "not-a-model"
+    refused.mkdir()
+    (refused / "notes.txt").write_text("no weights here", encoding="utf-8")
+    try:
+        _apply_speech_model(main_window, run_async, refused)
+        assert host.model_state("whisper")[0] == "ready"
+        models = [bar.model.itemData(i) for i in range(bar.model.count())]
+        assert bar.current_model() == original.whisper_model and str(refused) not in models, models
+        assert bar.model.currentText() == original.whisper_model
+        dialog = main_window.show_preferences()  # opened again, it shows what runs
+        try:
+            assert dialog.page(ModelsPage).whisper.currentText() == original.whisper_model
+        finally:
+            dialog.close()
     finally:
         run_async(host.reload(original), timeout=300)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from audio_fixtures import DEV_CLIP, cut_short
 
 from executors.core.errors import DeviceError
 from executors.transcripts.exporters import parse_srt
@@ -187,6 +188,21 @@ def test_bad_file_notifies_and_queue_keeps_working(main_window, host, speech_dir
     assert "forward" in text
 
 
+def test_a_cut_short_file_is_transcribed_up_to_the_break_with_a_warning(main_window, tmp_path, wait_until):
+    cut = cut_short(DEV_CLIP, tmp_path / "interrupted.flac")
+    panel = main_window.panels["transcribe"]
+    main_window.notifications.clear()
+    _drop(main_window, [cut])
+    [job_id] = panel.jobs.job_ids()
+    wait_until(lambda: panel.jobs.state(job_id).finished, timeout=300)
+    assert panel.jobs.state(job_id).value == "done", panel.jobs.row_text(job_id)
+    text = " ".join(s.text for s in panel.queue.segments(job_id)).lower()
+    assert "dashwood" in text and "leisure" in text and "prudently" not in text, text
+    cards = [c for c in main_window.notifications.notifications() if "interrupted.flac" in c.message]
+    assert [c.level for c in cards] == ["warning"], main_window.notifications.messages()
+    assert "cut short" in cards[0].message and cards[0].hint
+
+
 def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host, speech_dir, tmp_path,
                                                         wait_until, run_async):
     from ferrum_gui.host import ExecutorHost
@@ -235,3 +251,17 @@ def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host
         window.close()
         window.deleteLater()
         fresh.close()
+
+
+def test_silence_and_noise_files_give_no_segments(main_window, host, tmp_path, wait_until):
+    rate = 16000
+    silence, noise = tmp_path / "silence.wav", tmp_path / "noise.wav"
+    sf.write(silence, np.zeros(120 * rate, np.float32), rate)
+    sf.write(noise, (np.random.default_rng(5).standard_normal(60 * rate) * 0.003).astype(np.float32), rate)
+    panel = main_window.panels["transcribe"]
+
+    jobs = panel.enqueue([silence, noise])
+    wait_until(lambda: all(panel.jobs.state(j).finished for j in jobs), timeout=300)
+    for job in jobs:
+        assert panel.jobs.state(job).value == "done"
+        assert panel.queue.segments(job) == [], [s.text for s in panel.queue.segments(job)]
