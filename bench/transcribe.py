@@ -199,8 +199,8 @@ def stop_engines(workers) -> None:
 def load_data(args):
     """(utterances, clip arrays, long file, its reference) for the run."""
     utts = [] if args.no_dev else dev_slice(args.clips) if args.clips else load_speech_dev()
-    for folder in args.extra:
-        utts += load_speech_dev(Path(folder))
+    for folder in args.extra:   # a folder, or the name of an evaluation set (speech-wide)
+        utts += load_speech_dev(Path(folder) if Path(folder).is_dir() else eval_path(folder))
     clips = [read_audio(u.path) for u in utts]
     long_wave, long_ref = long_audio(load_speech_dev(eval_path(args.long_set)), args.long_seconds)
     return utts, clips, long_wave, long_ref
@@ -294,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clips", type=int, default=0, help="a fixed dev slice of this many clips (default: all)")
     ap.add_argument("--beams", default="1,5", help="beam sizes for WER (beam 1 is also timed)")
     ap.add_argument("--extra", action="append", default=[], metavar="DIR",
-                    help="another data set laid out like speech-dev (transcripts.tsv), added as subsets")
+                    help="another data set laid out like speech-dev (transcripts.tsv), added as subsets: a folder "
+                         "or an evaluation set's name (speech-wide)")
     ap.add_argument("--ct2-model", type=Path, default=None,
                     help="CTranslate2 Whisper folder used by every engine (default: the bundled tiny.en)")
     ap.add_argument("--engines", default="default,float32,batched",

@@ -27,11 +27,8 @@ MIN_SPEECH_S = 0.1          # less than this much speech in a window: the VAD he
 class WindowAudio:
     """The audio of one decoded window (16 kHz mono, time 0 = the window's start)."""
 
-    def __init__(self, samples: np.ndarray, sample_rate: int = SAMPLE_RATE):
-        samples = np.asarray(samples, dtype=np.float32).reshape(-1)
-        if sample_rate != SAMPLE_RATE:
-            raise ValueError(f"WindowAudio takes {SAMPLE_RATE} Hz audio, got {sample_rate}")
-        self.samples = samples
+    def __init__(self, samples: np.ndarray):
+        self.samples = np.asarray(samples, dtype=np.float32).reshape(-1)
         self._speech: np.ndarray | None = None   # per VAD frame: speech or not
 
     @property
