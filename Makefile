@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 PACKAGING_STAMP := $(VENV)/.packaging
 SYSTEM_PACKAGES := libportaudio2 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 \
-	libgl1 libfontconfig1 libdbus-1-3 xvfb xauth pulseaudio pulseaudio-utils libasound2-plugins espeak-ng \
+	libgl1 libfontconfig1 libdbus-1-3 xvfb xauth pulseaudio pulseaudio-utils libasound2-plugins \
 	desktop-file-utils xdotool xterm appstream binutils libwayland-cursor0 libwayland-egl1
 PYTEST := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -q -ra
 

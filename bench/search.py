@@ -8,9 +8,12 @@
    float32 brute force (matrix @ query, argpartition); hybrid (+ FTS5 BM25 + RRF) at 100k.
    Also the time from opening the store to the first result: once rebuilding the search
    matrix from SQLite (no saved matrix yet), once mapping the matrix saved beside the database.
+3. With ``--process`` only: the whole ``ferrum search`` process against sentence-transformers'
+   import + load + encode of one query (``bench/search_process.py``).
 
     python bench/search.py                     # 10k, 100k and 1M vectors; 2 indexing rounds
     python bench/search.py --sizes 10000 --posts 50 --rounds 1
+    python bench/search.py --process           # ferrum search, whole process: 7 queries, 1 thread
 """
 
 from __future__ import annotations
@@ -177,8 +180,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--posts", type=int, default=200, help="newsgroup posts to index (0: skip indexing)")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's; --process: 1)")
+    parser.add_argument("--process", action="store_true",
+                        help="only the whole-process ferrum search against sentence-transformers")
     args = parser.parse_args()
+    if args.process:
+        from bench.search_process import bench_process
+
+        bench_process(args.threads or 1, reps=1)
+        return
     if args.threads:
         import torch
 

@@ -9,8 +9,8 @@ Cases, each run as fresh processes, interleaved, medians:
 - "many files": every clip of ``--set`` (default speech-dev) in one call (ours: one ``ferrum transcribe`` with the default batch
   size and with ``--batch-size 1`` and ``--batch``, those that differ from it; the peer: one process
   looping over the files);
-- "long file": the set's clips joined into one ``--long-seconds`` file (ours the same ways; the peer
-  sequential and its BatchedInferencePipeline).
+- "long file": the set's clips joined into one ``--long-seconds`` file (ours the same ways and with
+  ``--fast-long-files``; the peer sequential and its BatchedInferencePipeline).
 The start-up probe runs one short clip in a fresh process and reports each stage's seconds.
 """
 
@@ -58,6 +58,7 @@ def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool)
         cmds[f"ferrum --batch-size {size}"] = ours + ["--batch-size", str(size)]
     if long:
         cmds[f"{PEER} batched (x{batch})"] = peer + ["--batch", str(batch)]
+        cmds[f"ferrum --fast-long-files (x{batch})"] = ours + ["--fast-long-files", "--batch-size", str(batch)]
     return cmds
 
 
@@ -66,6 +67,8 @@ def run_case(name: str, files: list[Path], refs: list[str], utts, args, threads:
     outs = {}
     jobs = {}
     for engine, cmd in commands(files, tmp / "OUT", threads, args.batch, long).items():
+        if engine != PEER and args.engines and not any(word in engine for word in args.engines.split(",")):
+            continue
         out = tmp / engine.replace(" ", "_").replace("(", "").replace(")", "")
         outs[engine] = out
         full = [str(out) if part == str(tmp / "OUT") else part for part in cmd]
@@ -161,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-seconds", type=float, default=600.0)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--cases", default="many,long,startup")
+    ap.add_argument("--engines", default="", help="only the engines whose names hold one of these comma-separated "
+                                                   "words (faster-whisper sequential, the reference, always runs)")
     ap.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),
                     help="the evaluation set of the many-files case and of the joined long file")
     ap.add_argument("--probe", choices=("ours", "peer"), help=argparse.SUPPRESS)

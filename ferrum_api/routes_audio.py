@@ -3,6 +3,8 @@
 Beyond OpenAI's fields: ``diarize=true`` labels the speakers (``speaker`` on each segment and word of
 ``verbose_json`` plus a top-level ``speakers`` list; ``[Name]`` / ``<v Name>`` in srt / vtt; ``Name:``
 lines in text), with optional ``num_speakers``, or ``min_speakers`` / ``max_speakers``.
+``fast_long_files=true`` decodes the speech in independent pieces of up to 30 s, several at a time
+(``TranscribeOptions.chunked``): faster on long recordings, one segment per piece.
 """
 
 from __future__ import annotations
@@ -64,13 +66,19 @@ def _count(upload: Upload, name: str) -> int | None:
         raise invalid(f"{name} must be a whole number, got '{raw}'", param=name) from None
 
 
+def _flag(upload: Upload, name: str) -> bool:
+    """A true/false form field (absent: false)."""
+    flag = (upload.get(name) or "").strip().lower()
+    if flag not in ("", "false", "0", "true", "1"):
+        raise invalid(f"{name} must be true or false, got '{flag}'", param=name)
+    return flag in ("true", "1")
+
+
 def _speakers(upload: Upload):
     """DiarizationOptions when the request asks for speakers (``diarize=true``), else None."""
-    flag = (upload.get("diarize") or "").strip().lower()
-    if flag not in ("", "false", "0", "true", "1"):
-        raise invalid(f"diarize must be true or false, got '{flag}'", param="diarize")
+    diarize = _flag(upload, "diarize")
     counts = {name: _count(upload, name) for name in ("num_speakers", "min_speakers", "max_speakers")}
-    if flag not in ("true", "1"):
+    if not diarize:
         given = [name for name, value in counts.items() if value is not None]
         if given:
             raise invalid(f"{given[0]} needs diarize=true", param=given[0])
@@ -88,7 +96,8 @@ def _speakers(upload: Upload):
 def _options(upload: Upload, task: str, granularities: set[str], batch_size: int,
              diarized: bool = False) -> TranscribeOptions:
     options = TranscribeOptions(task=task, initial_prompt=upload.get("prompt") or None,
-                                word_timestamps="word" in granularities or diarized, batch_windows=max(1, batch_size))
+                                word_timestamps="word" in granularities or diarized, batch_windows=max(1, batch_size),
+                                chunked=_flag(upload, "fast_long_files"))
     if task == "transcribe":
         options.language = (upload.get("language") or "").strip().lower() or None
     temperatures = _temperature(upload)

@@ -113,7 +113,7 @@ class WorkQueue:
         self.stats.embed_calls += 1
         try:
             executor = await self.service.executor(EMBEDDING)
-            vectors, counts = await self.service.run(EMBEDDING, _embed_and_count, executor, texts)
+            vectors, counts = await self.service.run(EMBEDDING, _embed_and_count, executor, texts, urgent=True)
         except Exception as exc:  # noqa: BLE001 - every request of the batch gets the error
             self.stats.failed += len(batch)
             for r in batch:

@@ -10,14 +10,20 @@ from collections.abc import Iterator
 def service_settings(args, **changes):
     """``ServiceSettings`` from the common arguments (``--device``, ``--threads``) plus ``changes``
     (a None value keeps the default)."""
-    from executors.core.errors import InvalidParameterError
     from executors.service import ServiceSettings
+
+    given = {"device": getattr(args, "device", None) or "auto", "threads": threads_of(args), **changes}
+    return ServiceSettings(**{k: v for k, v in given.items() if v is not None})
+
+
+def threads_of(args) -> int | None:
+    """``--threads``, checked (None: one per core)."""
+    from executors.core.errors import InvalidParameterError
 
     threads = getattr(args, "threads", None)
     if threads is not None and threads < 1:
         raise InvalidParameterError("--threads must be at least 1", "leave it out to use one thread per core")
-    given = {"device": getattr(args, "device", None) or "auto", "threads": threads, **changes}
-    return ServiceSettings(**{k: v for k, v in given.items() if v is not None})
+    return threads
 
 
 @contextlib.contextmanager

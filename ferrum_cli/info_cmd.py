@@ -118,6 +118,8 @@ def _print_text(info: dict) -> None:
                   f"{model['num_parameters'] / 1e6:.1f} M parameters) on {rep['device']}: {status['state']}; max batch "
                   f"{caps['max_batch_size']}, max sequence {caps['max_sequence_length']}, "
                   f"dtypes {', '.join(caps['supported_dtypes'])}, devices {', '.join(caps['supported_devices'])}")
+            if model["metadata"].get("int8_fallback"):
+                print(f"  {'':<9} not int8: {model['metadata']['int8_fallback']}")
 
 
 def run(args) -> int:

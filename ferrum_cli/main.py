@@ -14,7 +14,7 @@ from executors.core.errors import FerrumError
 
 COMMAND_MODULES = [
     "models_cmd", "info_cmd", "transcribe_cmd", "diarize_cmd", "batch_cmd", "history_cmd", "embed_cmd", "search_cmd",
-    "dictate_cmd", "serve_cmd",
+    "dictate_cmd", "serve_cmd", "watch_cmd",
 ]
 
 

@@ -63,16 +63,18 @@ class _Bars:
 
 def run_index(args) -> int:
     from executors.core.errors import InvalidParameterError
-    from executors.service import EMBEDDING, FILES
+    from executors.service import EMBEDDING, FILES, TRANSCRIPTS
     from executors.service.events import JobProgress
 
     from .engine import load, open_engine, wait_for
+    from .quick_search import prepare_quick_search
 
     if not args.paths and not args.transcripts:
         raise InvalidParameterError("Nothing to index", "give files or folders, or --transcripts")
     report = transcripts = None
     with open_engine(args, embedding_model=args.model, search_db=args.db) as engine:
         load(engine, EMBEDDING, args.quiet)
+        model_ref = engine.settings.embedding_model
         bars = _Bars(args.quiet)
         stop = engine.subscribe(lambda e: bars(e.progress) if isinstance(e, JobProgress) else None)
         try:
@@ -80,6 +82,8 @@ def run_index(args) -> int:
                 report = wait_for(engine.search.index_paths(args.paths, args.collection or FILES))
             if args.transcripts:
                 transcripts = wait_for(engine.search.index_transcripts())
+            indexed = ([args.collection or FILES] if args.paths else []) + ([TRANSCRIPTS] if args.transcripts else [])
+            engine.search.load_matrices(indexed).result()  # saved on close, for ferrum search
         finally:
             stop()
             bars.close()
@@ -95,6 +99,9 @@ def run_index(args) -> int:
     errors = [e for r in (report, transcripts) if r is not None for e in r.errors]
     for path, message in errors:
         print(f"ferrum: skipped {path}: {message}", file=sys.stderr)
+    note = prepare_quick_search(args, model_ref)
+    if note:
+        print(f"ferrum: {note}", file=sys.stderr)
     return 1 if errors else 0
 
 
@@ -105,18 +112,14 @@ def _where(hit) -> str:
 
 
 def run_search(args) -> int:
-    from executors.service import EMBEDDING
+    from .quick_search import prepare_quick_search, quick_hits
 
-    from .engine import load, open_engine
-
-    with open_engine(args, embedding_model=args.model, search_db=args.db) as engine:
-        if args.model is None and args.collection is not None:  # the collection's own model
-            known = {c.name: c for c in engine.search.collections().result()}
-            if args.collection in known:
-                engine.apply(engine.settings.with_changes(embedding_model=known[args.collection].model_id))
-        load(engine, EMBEDDING, quiet=True)
-        collections = None if args.collection is None else [args.collection]
-        hits = engine.search.search(args.query, k=args.k, hybrid=args.hybrid, collections=collections).result()
+    hits = quick_hits(args)
+    if hits is None:
+        hits, model_ref = _engine_search(args)
+        note = prepare_quick_search(args, model_ref)
+        if note:
+            print(f"ferrum: searched through torch; {note}", file=sys.stderr)
     if args.json:
         json.dump([h.to_dict() for h in hits], sys.stdout, indent=2, ensure_ascii=False)
         print()
@@ -130,3 +133,20 @@ def run_search(args) -> int:
     if not hits:
         print("no hits", file=sys.stderr)
     return 0
+
+
+def _engine_search(args) -> tuple[list, str]:
+    """The hits through the engine service (torch), and the embedding model they came from."""
+    from executors.service import EMBEDDING
+
+    from .engine import load, open_engine
+
+    with open_engine(args, embedding_model=args.model, search_db=args.db) as engine:
+        if args.model is None and args.collection is not None:  # the collection's own model
+            known = {c.name: c for c in engine.search.collections().result()}
+            if args.collection in known:
+                engine.apply(engine.settings.with_changes(embedding_model=known[args.collection].model_id))
+        load(engine, EMBEDDING, quiet=True)
+        collections = None if args.collection is None else [args.collection]
+        hits = engine.search.search(args.query, k=args.k, hybrid=args.hybrid, collections=collections).result()
+        return hits, engine.settings.embedding_model

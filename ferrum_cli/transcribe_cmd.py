@@ -14,9 +14,6 @@ from pathlib import Path
 from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
 from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light too
 
-# Files are packed into shared batches in groups of at most this much audio (memory stays bounded).
-GROUP_SECONDS = 1200.0
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("transcribe", help="transcribe audio/video files to text or subtitles",
@@ -48,6 +45,10 @@ def add_transcription_arguments(p, threads_help: str = "CPU threads (default: on
     p.add_argument("--beam-size", type=int, default=1, help="beam width; 1 = greedy (default)")
     p.add_argument("--word-timestamps", action="store_true", help="time every word (JSON output lists them)")
     p.add_argument("--vad", action="store_true", help="skip silence with Silero VAD before transcribing")
+    p.add_argument("--fast-long-files", action="store_true",
+                   help="faster on long recordings: speech found by Silero VAD is decoded in "
+                        "independent pieces of up to 30 s, 8 at a time (--batch-size changes that); one "
+                        "segment per piece, word times with --word-timestamps")
     p.add_argument("--diarize", action="store_true",
                    help="label who speaks each part (implies --word-timestamps; outputs show speaker names)")
     from .diarize_cmd import add_speaker_arguments
@@ -67,7 +68,7 @@ def transcribe_options(args):
         raise InvalidParameterError("--batch-size must be at least 1", "use 1 to decode one window at a time")
     return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
                              word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad,
-                             batch_windows=batch).validate()
+                             batch_windows=batch, chunked=args.fast_long_files).validate()
 
 
 def speaker_request(args):
@@ -118,12 +119,11 @@ class ProgressBar:
 
 
 def _transcribe_one(engine, path: Path, options, args, out_path: Path, speakers=None) -> Path:
-    from executors.audio.decode import audio_duration
     from executors.transcripts.exporters import write_transcript
 
     from .engine import wait_for
 
-    bar = ProgressBar(path.name, audio_duration(path), args.quiet)  # also rejects bad files up front
+    bar = ProgressBar(path.name, 0.0, args.quiet)  # its total: the duration the engine probed, from the first report
     finished = False
     try:
         job = engine.transcribe(path, options, save=not args.no_history, on_progress=bar,  # streams the file
@@ -136,14 +136,6 @@ def _transcribe_one(engine, path: Path, options, args, out_path: Path, speakers=
     return write_transcript(result.transcript, args.fmt, out_path)
 
 
-def _label_speakers(transcript, path: Path, speakers, quiet: bool):
-    from executors.diarization import assign_speakers
-
-    from .diarize_cmd import diarize_with_bar
-
-    return assign_speakers(transcript, diarize_with_bar(path, speakers, path.name, quiet))
-
-
 def run(args: argparse.Namespace) -> int:
     from executors.service import WHISPER
 
@@ -153,93 +145,55 @@ def run(args: argparse.Namespace) -> int:
     speakers = speaker_request(args)
     # (transcripts become searchable in the app, or with `ferrum index --transcripts`)
     with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
-        model = load(engine, WHISPER, args.quiet)
+        load(engine, WHISPER, args.quiet)
         taken: set[Path] = set()
         # Windows of several files share batches only when asked (--batch-size above 1): by default each
         # file is decoded on its own, one window at a time, which measured fastest for a long file at 1
         # and 2 threads and for many short files at 2 (at 1 thread the two were within the noise;
         # bench/transcribe_process.py, README "Benchmarks")
-        if options.batch_windows > 1 and len(args.files) > 1:
-            return _run_grouped(engine, model, options, args, speakers, taken)
+        if (options.batch_windows > 1 or options.chunked) and len(args.files) > 1:
+            return _run_grouped(engine, options, args, speakers, taken)
         return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
             engine, path, options, args, output_path(args.output_dir, path, args.fmt, taken), speakers))
 
 
-def _run_grouped(engine, model, options, args, speakers, taken: set[Path]) -> int:
-    """Many files: windows of different files share batches, a group of files at a time (on this
-    thread: the command runs nothing else on the model)."""
-    failed: list[str] = []
-    for group in _decoded_groups(args.files, args, taken, failed):
-        try:
-            _transcribe_group(engine, model, group, options, args, speakers)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the group's unwritten files failed
-            unwritten = [str(p) for p, _, out in group if not out.exists()]
-            _report("transcribe", "transcribing", ", ".join(unwritten), exc)
-            failed += unwritten
-    return 1 if failed else 0
-
-
-def _transcribe_group(engine, model, group: list[tuple[Path, object, Path]], options, args, speakers) -> None:
-    """Several decoded files through one batched pass; each gets its progress bar in turn and is
-    written as soon as it is done."""
-    from executors.audio.decode import SAMPLE_RATE
+def _run_grouped(engine, options, args, speakers, taken: set[Path]) -> int:
+    """Many files as one engine job whose windows share batches: each file gets its progress bar in turn
+    and is written as soon as it is done; one that fails prints a line and the rest go on."""
     from executors.transcripts.exporters import write_transcript
-    from executors.whisper.batched import transcribe_many
 
+    from .engine import wait_for
+
+    paths = [Path(name) for name in args.files]
+    outputs = [output_path(args.output_dir, path, args.fmt, taken) for path in paths]
     bars: dict[int, ProgressBar] = {}
+    failed: list[int] = []
 
     def bar(i: int) -> ProgressBar:
         if i not in bars:
-            path, audio, _ = group[i]
-            bars[i] = ProgressBar(path.name, len(audio) / SAMPLE_RATE, args.quiet)
+            bars[i] = ProgressBar(paths[i].name, 0.0, args.quiet)
         return bars[i]
 
-    def write(i: int, transcript) -> None:
-        bar(i).close(True)
-        path = group[i][0]
-        if speakers is not None:
-            transcript = _label_speakers(transcript, path, speakers, args.quiet)
-        if not args.no_history:
-            record = engine.history.begin(str(path), model.model_id, options, audio_path=path)
-            engine.history.end(record, "done", transcript)
-        print(write_transcript(transcript, args.fmt, group[i][2]))
+    def on_file(outcome) -> None:
+        i = outcome.index
+        if i in bars:
+            bars[i].close(outcome.error is None)
+        try:
+            if outcome.error is not None:
+                raise outcome.error
+            _warn_cut_short("transcribe", outcome.result.cut_short)
+            print(write_transcript(outcome.result.transcript, args.fmt, outputs[i]))
+        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
+            _report("transcribe", "transcribing", args.files[i], exc)
+            failed.append(i)
 
     try:
-        transcribe_many(model.executor, [audio for _, audio, _ in group], options, on_done=write,
-                        on_progress=lambda i, p: bar(i)(p))
+        wait_for(engine.transcribe_many(paths, options, save=not args.no_history, speakers=speakers,
+                                        on_file=on_file, on_progress=lambda i, p: bar(i)(p)))
     finally:
         for b in bars.values():
             b.close(False)
-
-
-def _decoded_groups(names: list[str], args, taken: set[Path], failed: list[str]):
-    """(path, samples, output path) of every readable input, in groups of at most GROUP_SECONDS of
-    audio; unreadable inputs are reported and left out."""
-    from executors.audio.decode import SAMPLE_RATE, load_audio
-    from executors.audio.truncation import watch_truncations
-
-    group, seconds = [], 0.0
-    for name in names:
-        path = Path(name)
-        try:
-            with watch_truncations() as cut_short:
-                audio = load_audio(path)
-            _warn_cut_short("transcribe", cut_short)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line per failed input, then go on
-            _report("transcribe", "transcribing", name, exc)
-            failed.append(name)
-            continue
-        if group and seconds + len(audio) / SAMPLE_RATE > GROUP_SECONDS:
-            yield group
-            group, seconds = [], 0.0
-        group.append((path, audio, output_path(args.output_dir, path, args.fmt, taken)))
-        seconds += len(audio) / SAMPLE_RATE
-    if group:
-        yield group
+    return 1 if failed else 0
 
 
 def run_each(files: list[str], command: str, doing: str, work) -> int:

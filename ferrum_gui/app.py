@@ -37,8 +37,10 @@ def create_application(argv: list[str]):
     from PySide6.QtWidgets import QApplication
 
     from . import theme
-    from .window_menus import THEME_KEY
+    from .shell.singletons import make_singletons_immortal
+    from .shell.window_menus import THEME_KEY
 
+    make_singletons_immortal()  # before the first PySide6 call takes a reference it never gave
     app = QApplication.instance() or QApplication(argv)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
@@ -56,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from executors.core.logs import setup_file_logging
 
-    from .about import app_version
-    from .api_server import start_api_server
-    from .host import ExecutorHost
-    from .instance import SHOW, TOGGLE_DICTATION, accept_later_launches, run_command, send_to_running
-    from .main_window import MainWindow
+    from .api.server import start_api_server
+    from .host.executor_host import ExecutorHost
     from .settings import HostSettings
+    from .shell.about import app_version
+    from .shell.instance import SHOW, TOGGLE_DICTATION, accept_later_launches, run_command, send_to_running
+    from .shell.main_window import MainWindow
+    from .watch.controller import start_watch_folder
 
     app = create_application(sys.argv[:1])
     single = not (args.new_instance or args.quit_after_show or args.quit_when_idle) or args.toggle_dictation
@@ -91,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     def begin() -> None:
         host.start()
         start_api_server(host, qsettings)  # when turned on in Preferences → API server
+        start_watch_folder(host, qsettings)  # when turned on in Preferences → Watch folder
         window.enqueue(args.files)  # the queue says which paths do not exist
         if args.quit_when_idle:
             asyncio.ensure_future(_quit_when_idle(app, host, window))
@@ -103,8 +107,23 @@ def main(argv: list[str] | None = None) -> int:
     app.lastWindowClosed.connect(app.quit)
     with loop:
         loop.run_until_complete(quitting.wait())
-        host.close()  # jobs see their cancel token within a decoding step
+        _shut_down(loop, host, window)
+    app.shutdown()  # the QApplication goes now, not in whatever order the interpreter finalises
     return 0
+
+
+def _shut_down(loop, host, window) -> None:
+    """Quit in order while the interpreter is whole. The window has closed (its panels stopped
+    dictation, its audio stream and playback); the API server stops taking requests; jobs are
+    cancelled and the workers joined; then the window and its widgets are deleted."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from .api.server import stop_api_server
+
+    loop.run_until_complete(stop_api_server(host))
+    host.close()  # jobs see their cancel token within a decoding step
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 async def _quit_when_idle(app, host, window) -> None:

@@ -111,12 +111,17 @@ _MEDIA = {QStyle.StandardPixmap.SP_MediaPlay: _play, QStyle.StandardPixmap.SP_Me
           QStyle.StandardPixmap.SP_MediaPause: _pause}
 
 
+def media_icon(standard: QStyle.StandardPixmap) -> QIcon:
+    """The play, stop or pause icon in the palette's colours, whatever the application's style."""
+    return palette_icon(_MEDIA[standard])
+
+
 class FerrumStyle(QProxyStyle):
     """Fusion, with palette-coloured media icons and indicators that show on dark windows."""
 
     def __init__(self, base: str = "Fusion"):
         super().__init__(base)
-        self._icons = {sp: palette_icon(draw) for sp, draw in _MEDIA.items()}
+        self._icons = {sp: media_icon(sp) for sp in _MEDIA}
 
     def standardIcon(self, standard_icon, option=None, widget=None):
         icon = self._icons.get(standard_icon)

@@ -20,6 +20,7 @@ class HostSettings:
     embedding_model: str = DEFAULT_EMBEDDING  # bundled name or HF folder
     auto_index_transcripts: bool = True       # index finished transcripts for search
     batch_size: int = DEFAULT_BATCH_SIZE      # 30 s windows of a file decoded together; 1 = one at a time
+    fast_long_files: bool = False             # TranscribeOptions.chunked: VAD pieces decoded in batches
 
     @classmethod
     def load(cls, qsettings) -> "HostSettings":

@@ -91,7 +91,7 @@ async def capture_speakers(window, host, out: Path, suffix: str, work: Path) -> 
 
 
 async def capture(window, host, out: Path, suffix: str, work: Path, only: str | None = None) -> None:
-    from ferrum_gui.preferences import ModelsPage
+    from ferrum_gui.shell.preferences import ModelsPage
 
     await host.start()
     await settle()
@@ -135,6 +135,12 @@ async def capture(window, host, out: Path, suffix: str, work: Path, only: str | 
     await settle()
     save(window, out, "monitor-tables", suffix)
     bar.setValue(0)
+    size = window.size()
+    window.resize(window.minimumSize())  # the smallest window the app allows
+    await settle(1.5)
+    save(window, out, "monitor-min", suffix)
+    window.resize(size)
+    await settle()
 
     dialog = window.show_preferences()
     await until(lambda: dialog.page(ModelsPage).device.count() > 1, 30)
@@ -159,8 +165,8 @@ def open_app(work: Path, width: int, height: int):
     from PySide6.QtCore import QSettings
 
     from ferrum_gui.app import create_application
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.host.executor_host import ExecutorHost
+    from ferrum_gui.shell.main_window import MainWindow
 
     app = create_application(sys.argv[:1])
     loop = qasync.QEventLoop(app)

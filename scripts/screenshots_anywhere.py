@@ -34,7 +34,7 @@ def grab_screen(out: Path, name: str) -> None:
 
 
 async def capture(window, host, out: Path, work: Path, pulse, xterm) -> None:
-    from ferrum_gui.anywhere_settings_page import DictateAnywherePage
+    from ferrum_gui.anywhere.settings_page import DictateAnywherePage
 
     await host.start()
     anywhere = window.anywhere

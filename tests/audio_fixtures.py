@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 from fixture_data import SPEECH as SPEECH_DIR
 
 # A 7.1 s LibriVox sentence (full-band speech, 16 kHz mono FLAC).
@@ -114,4 +113,18 @@ def cut_short(source: Path, dest: Path, keep: float = 0.6) -> Path:
     """``dest``: the first ``keep`` of ``source``'s bytes, as an interrupted copy or recording leaves a file."""
     data = source.read_bytes()
     dest.write_bytes(data[: int(len(data) * keep)])
+    return dest
+
+
+def copy_slowly(source: Path, dest: Path, pieces: int = 6, pause_s: float = 0.15) -> Path:
+    """Write ``source`` to ``dest`` a piece at a time, pausing between pieces, as a slow copy does."""
+    import time
+
+    data = source.read_bytes()
+    step = len(data) // pieces + 1
+    with open(dest, "wb") as out:
+        for start in range(0, len(data), step):
+            out.write(data[start:start + step])
+            out.flush()
+            time.sleep(pause_s)
     return dest

@@ -26,6 +26,10 @@ os.environ["FERRUM_DATA_DIR"] = str(_SESSION_TMP / "data")
 # Converted models are a pure cache keyed by content hash: reuse it across runs unless told not to.
 os.environ.setdefault("FERRUM_CACHE_DIR", str(Path(tempfile.gettempdir()) / "ferrum-test-cache"))
 
+from ferrum_gui.shell.singletons import make_singletons_immortal  # noqa: E402
+
+make_singletons_immortal()  # as the app does: PySide6 6.12 wears None and True away on Python < 3.12
+
 import fixture_data  # noqa: E402
 import pytest  # noqa: E402
 from speech_eval import require_eval  # noqa: E402
@@ -186,7 +190,7 @@ def host(qapp, run_async):
 
     Tests that change its settings must restore them; a test needing other settings builds its own.
     """
-    from ferrum_gui.host import ExecutorHost
+    from ferrum_gui.host.executor_host import ExecutorHost
 
     shared = ExecutorHost()
     results = run_async(shared.start(), timeout=900)
@@ -254,7 +258,7 @@ def main_window(qtbot, host, tmp_path):
     from PySide6.QtCore import QCoreApplication, QEvent, QSettings
     from PySide6.QtWidgets import QApplication
 
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.shell.main_window import MainWindow
 
     threads_before = set(threading.enumerate())
     receivers_before = _receivers(host)
@@ -281,6 +285,27 @@ def main_window(qtbot, host, tmp_path):
     assert not leaked_timers, f"active QTimers outlived the main window: {leaked_timers}"
     leaked_slots = {sig: n - receivers_before[sig] for sig, n in _receivers(host).items() if n > receivers_before[sig]}
     assert not leaked_slots, f"host signals still connected after the window closed (use `listen`): {leaked_slots}"
+
+
+# ---- an engine service over the session's models, its history and index in the test's folder ----
+
+@pytest.fixture()
+def make_engine(tmp_path):
+    """``make_engine(whisper=..., embedding=...)``: an ``EngineService`` over already loaded executors, its
+    history and search index in ``tmp_path``, transcripts not indexed on their own; closed after the test."""
+    from executors.service import EngineService, ServiceSettings
+
+    made = []
+
+    def make(**executors):
+        settings = ServiceSettings(history_db=tmp_path / "history.db", search_db=tmp_path / "search.db",
+                                   auto_index_transcripts=False)
+        made.append(EngineService(settings, executors=executors))
+        return made[-1]
+
+    yield make
+    for engine in made:
+        engine.close()
 
 
 # ---- Whisper: one real tiny.en executor for the session (CPU, fp32) ----

@@ -8,6 +8,7 @@ The quick tier reads only these; the full evaluation sets go through ``speech_ev
 from __future__ import annotations
 
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +58,26 @@ def conversation(voices: list[str], n_turns: int, seed: int) -> conversations.Co
 
 def single_voice(voice: str, n_clips: int, seed: int) -> conversations.Conversation:
     return conversations.single_voice(voice, n_clips, seed, root=SPEECH)
+
+
+def tiny_pdf(text: str) -> bytes:
+    """A one-page PDF drawing ``text`` in Helvetica, assembled by hand (offsets in the xref table)."""
+    content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    stream = zlib.compress(content)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+         b" /Resources << /Font << /F1 5 0 R >> >> >>"),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)

@@ -105,7 +105,6 @@ def test_transcription_in_every_response_format(client, api, speech_dir, fmt):
 
 def test_verbose_json_carries_speakers_when_asked(client, tmp_path):
     import soundfile as sf
-
     from fixture_data import conversation
 
     conv = conversation(["asterisk", "librivox"], n_turns=4, seed=3)
@@ -130,6 +129,21 @@ def test_bad_speaker_fields_are_400(client, speech_dir, fields, param):
     with pytest.raises(openai.BadRequestError) as info:
         _transcribe(client, speech_dir / CLIP, response_format="verbose_json", extra_body=fields)
     assert info.value.body["param"] == param
+
+
+def test_fast_long_files_is_a_form_field(client, speech_dir):
+    fast = _transcribe(client, speech_dir / CLIP, response_format="verbose_json",
+                       extra_body={"fast_long_files": "true"})
+    plain = _transcribe(client, speech_dir / CLIP, response_format="verbose_json")
+    assert fast.text.strip() and len(fast.segments) == 1
+    # decoded without timestamp tokens (tiny.en's special and timestamp ids start at 50257), unlike the default
+    assert max(fast.segments[0].tokens) < 50257 <= max(plain.segments[0].tokens)
+    assert 0.0 <= fast.segments[0].start < fast.segments[0].end <= fast.duration + 0.01
+    with pytest.raises(openai.BadRequestError) as info:
+        _transcribe(client, speech_dir / CLIP, extra_body={"fast_long_files": "maybe"})
+    assert info.value.body["param"] == "fast_long_files"
+
+
 def test_transcriptions_land_in_the_history_unless_the_request_opts_out(client, api, speech_dir):
     clip = speech_dir / "pocketsphinx/goforward.flac"
     before = {e.id for e in api.service.history.list()}

@@ -189,7 +189,7 @@ def test_capabilities_and_status_are_live(minilm):
 
 
 def test_memory_is_the_models_own(minilm_path):
-    """Weights plus the embedding cache, not the process: the cache's growth shows up byte for byte."""
+    """Weights, tokenizer and the embedding cache, not the process: the cache's growth shows up byte for byte."""
     from executors.core.stats import parameter_bytes, process_rss
 
     ex = BertModelExecutor.load(minilm_path, device="cpu")
@@ -198,16 +198,17 @@ def test_memory_is_the_models_own(minilm_path):
         b.numel() * b.element_size() for b in ex.model().buffers())
     before = ex.status().memory_usage
     assert (before.parameter_bytes, before.cache_bytes, before.kv_bytes) == (weights, 0, 0)
-    assert before.allocated_bytes == before.used_bytes == weights < process_rss()
+    fixed = weights + before.tokenizer_bytes
+    assert before.allocated_bytes == before.used_bytes == fixed < process_rss()
     ex.embed([f"memory probe {i}" for i in range(10)])
     after = ex.status().memory_usage
     assert after.cache_bytes == ex.cache.stats().bytes >= 10 * 384 * 4
-    assert after.allocated_bytes == weights + after.cache_bytes == after.used_bytes
+    assert after.allocated_bytes == fixed + after.cache_bytes == after.used_bytes
     assert after.peak_bytes >= after.allocated_bytes
     assert 0 < after.utilization_percent < 100
     ex.cache.clear()
     cleared = ex.status().memory_usage
-    assert cleared.allocated_bytes == weights and cleared.peak_bytes == after.peak_bytes
+    assert cleared.allocated_bytes == fixed and cleared.peak_bytes == after.peak_bytes
 
 
 def test_int8_weights_count_at_their_packed_size(minilm, minilm_path):

@@ -50,6 +50,13 @@ def test_models_import_of_a_non_ct2_folder_fails_cleanly(capsys, tmp_path):
     assert "not a CTranslate2 Whisper folder" in err and "model.bin" in err
 
 
+def test_models_import_of_a_missing_path_says_it_does_not_exist(capsys, tmp_path):
+    code, _, err = _run(capsys, "models", "import", str(tmp_path / "missing"))
+    assert code == 1
+    assert f"{tmp_path / 'missing'} does not exist" in err and "not a CTranslate2" not in err
+    assert "check the path" in err
+
+
 def test_info_json_reports_devices_versions_models_and_executors(capsys):
     code, out, _ = _run(capsys, "info", "--json")
     info = json.loads(out)

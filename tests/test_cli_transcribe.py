@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from audio_fixtures import DEV_CLIP, SPEECH_DIR, cut_short, read_reference
@@ -19,6 +20,8 @@ def test_parser_defaults_and_choices():
     args = build_parser().parse_args(["transcribe", "a.wav", "b.mp3"])
     assert args.files == ["a.wav", "b.mp3"] and args.fmt == "txt" and args.task == "transcribe"
     assert args.beam_size == 1 and not args.word_timestamps and not args.vad and args.device == "auto"
+    assert not args.fast_long_files and build_parser().parse_args(["transcribe", "a.wav", "--fast-long-files"]
+                                                                  ).fast_long_files
     with pytest.raises(SystemExit):
         build_parser().parse_args(["transcribe", "a.wav", "--format", "docx"])
     with pytest.raises(SystemExit):
@@ -92,3 +95,28 @@ def test_silence_and_noise_files_come_out_empty(tmp_path, capsys):
     for name in ("silence.json", "noise.json"):
         data = json.loads((out / name).read_text(encoding="utf-8"))
         assert data["segments"] == [] and data["text"] == "", data["text"]
+
+
+@pytest.mark.parametrize("mode", [["--batch-size", "4"], ["--fast-long-files"]], ids=["windows", "speech chunks"])
+def test_files_sharing_batches_each_get_a_history_record_with_segments(tmp_path, capsys, mode):
+    from executors.transcripts.history import TranscriptHistory
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    clip = shutil.copy(DEV_CLIP, inputs / "austen.flac")
+    corrupt = inputs / "corrupt.flac"
+    corrupt.write_bytes(b"fLaC" + bytes(range(256)) * 8)
+    short = shutil.copy(SHORT_CLIP, inputs / "short.flac")
+    code = main(["transcribe", str(clip), str(corrupt), str(short), *mode,
+                 "--output-dir", str(tmp_path / "out"), "--threads", "1", "--quiet"])
+    assert code == 1, capsys.readouterr().err
+
+    with TranscriptHistory() as history:  # the data folder's, as the command's
+        entries = {Path(e.source).name: e for e in history.list() if e.source.startswith(str(inputs))}
+        assert sorted(entries) == ["austen.flac", "corrupt.flac", "short.flac"]
+        assert entries["corrupt.flac"].status == "failed" and entries["corrupt.flac"].error
+        for name, clip_path in (("austen.flac", DEV_CLIP), ("short.flac", SHORT_CLIP)):
+            record = history.load(entries[name].id)
+            assert record.status == "done" and record.transcript.segments
+            hypothesis = " ".join(s.text for s in record.transcript.segments)
+            assert corpus_wer([read_reference(clip_path)], [hypothesis]) < 30.0

@@ -191,3 +191,26 @@ def test_rttm_needs_speakers():
 
     with pytest.raises(InvalidParameterError):
         render_transcript(Transcript("en", 1.0, 1.0, [Segment(0, 0.0, 1.0, " Hi.")]), "rttm")
+
+
+@pytest.mark.parametrize("code, name", [("de", "german"), ("yue", "cantonese"), ("haw", "hawaiian")])
+def test_every_language_reads_back_from_its_json_name(code, name):
+    from dataclasses import replace
+
+    exported = render_transcript(replace(_transcript(), language=code), "json")
+    assert json.loads(exported)["language"] == name
+    assert transcript_from_json(exported).language == code
+
+
+def test_json_export_does_not_import_transformers():
+    import subprocess
+    import sys
+
+    probe = ("import sys\n"
+             "from executors.transcripts.exporters import render_transcript\n"
+             "from executors.transcripts.results import Segment, Transcript\n"
+             "render_transcript(Transcript(language='fr', language_probability=1.0, duration=1.0, segments=[Segment(0, 0.0, 1.0, ' Oui.')]),"
+             " 'json')\n"
+             "print('transformers' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import zlib
 from pathlib import Path
 
 import pytest
+from fixture_data import tiny_pdf
 
 from executors.core.errors import Cancelled, InvalidParameterError, NotFoundError
 from executors.core.types import CancelToken
@@ -160,6 +160,11 @@ def test_transcript_chunks_keep_times_and_segment_ids(minilm, speech_dir):
         assert full[c.char_start:c.char_end] == c.text
         assert c.text in " ".join(r.strip() for r in refs[ids[0]:ids[-1] + 1])  # a long segment is split
         assert minilm.count_tokens(c.text) <= 60
+        assert [time for _offset, time in c.segment_starts] == [segments[i].start for i in ids]
+        if len(ids) > 1:  # whole segments: each begins where its offset says
+            assert all(c.text[offset:].startswith(refs[i].strip()) for i, (offset, _t) in zip(ids, c.segment_starts))
+        else:
+            assert c.segment_starts[0][0] == 0
         covered.update(ids)
     assert covered == set(range(40))
 
@@ -180,6 +185,7 @@ def test_index_transcript_record_and_search_by_time(store, minilm, speech_dir):
     hit = search_text(store, minilm, refs[target], collection="transcripts", k=1, hybrid=True)[0]
     assert hit.source == "history:7" and hit.title == "meeting.flac" and hit.doc_kind is DocKind.TRANSCRIPT
     assert target in hit.segment_ids
+    assert (hit.focus_segment_id, hit.focus_time) == (target, transcript.segments[target].start)  # where it is said
     assert hit.start_time == transcript.segments[hit.segment_ids[0]].start
     assert hit.end_time == transcript.segments[hit.segment_ids[-1]].end
 
@@ -215,31 +221,8 @@ def test_collection_model_mismatch_raises(store, minilm, tmp_path):
         index_text(store, minilm, "hello", collection="other")
 
 
-def _tiny_pdf(text: str) -> bytes:
-    """A one-page PDF drawing ``text`` in Helvetica, assembled by hand (offsets in the xref table)."""
-    content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    stream = zlib.compress(content)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-         b" /Resources << /Font << /F1 5 0 R >> >> >>"),
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for n, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
-
-
 def test_pdf_text_is_extracted_and_indexed(store, minilm, tmp_path):
-    pdf = _tiny_pdf("Orbital mechanics lecture notes")
+    pdf = tiny_pdf("Orbital mechanics lecture notes")
     assert pdf_text(pdf).strip() == "Orbital mechanics lecture notes"
     (tmp_path / "lecture.pdf").write_bytes(pdf)
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")

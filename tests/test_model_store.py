@@ -19,6 +19,7 @@ from executors.models.store import (
     bundled_source,
     import_model,
     list_models,
+    model_names,
     resolve_model,
 )
 
@@ -90,7 +91,10 @@ def test_kind_mismatches_are_refused():
 
 
 def test_import_converts_once_and_is_listed(isolated_cache, tiny_copy):
+    assert "my-tiny" not in model_names("whisper")
     imported = import_model(tiny_copy, name="my-tiny")
+    assert model_names("whisper")[-1] == "my-tiny" and "my-tiny" not in model_names("embedding")
+    assert DEFAULT_WHISPER in model_names("whisper") and model_names("embedding") == [DEFAULT_EMBEDDING]
     assert imported.source == "imported" and imported.path.parent.parent == isolated_cache / "models"
     assert resolve_model("my-tiny").path == imported.path
     entry = next(e for e in list_models() if e.name == "my-tiny")

@@ -142,13 +142,20 @@ def test_legacy_duplicate_transcripts_collapse_to_the_newest():
     assert group.name == "talk.wav" and group.folder == "/recordings"
 
 
-def test_relevance_in_words():
-    def hit(**kw) -> SearchHit:
-        return SearchHit(score=0.03, text="x", source="/a.txt", doc_kind=DocKind.FILE, **kw)
+def test_relevance_in_words_follows_the_ordering_score():
+    def hit(score: float, words: int = 0, **kw) -> SearchHit:
+        return SearchHit(score=score, text="x", source="/a.txt", doc_kind=DocKind.FILE, vector_score=0.3,
+                         words_total=words, **kw)
 
-    assert relevance(hit(vector_score=0.6)).label == "Very relevant"
-    assert relevance(hit(vector_score=0.4)).label == "Relevant"
-    assert relevance(hit(vector_score=0.25)).label == "Somewhat relevant"
-    low = relevance(hit(vector_score=0.05))
-    assert low.label == "Loosely related" and low.level == 0 and 0 <= low.fraction < 0.1
-    assert relevance(hit(keyword_rank=1, matched_terms=["orbit"])).label == "Matches your words"
+    labels = ["Very relevant", "Relevant", "Somewhat relevant", "Loosely related"]
+    assert [relevance(hit(s)).label for s in (0.6, 0.4, 0.25, 0.05)] == labels  # meaning alone: the cosine
+    assert [relevance(hit(s, 4)).label for s in (0.9, 0.6, 0.35, 0.2)] == labels  # meaning plus words
+    for words in (0, 4):  # a lower score never reads as more relevant
+        levels = [relevance(hit(s / 100, words)).level for s in range(150, -20, -1)]
+        assert levels == sorted(levels, reverse=True) and levels[0] == 3 and levels[-1] == 0
+    low = relevance(hit(0.05))
+    assert low.level == 0 and 0 <= low.fraction < 0.1
+    assert "holds 4 of your 4 words as one phrase" in relevance(hit(0.9, 4, words_matched=4, exact_phrase=True)).detail
+    keyword = SearchHit(score=0.016, text="x", source="/a.txt", doc_kind=DocKind.FILE, keyword_rank=1,
+                        matched_terms=["orbit"])
+    assert relevance(keyword).label == "Matches your words"

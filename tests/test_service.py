@@ -16,13 +16,8 @@ GUARD_S = 300
 
 
 @pytest.fixture()
-def engine(tmp_path, whisper_tiny_int8):
-    from executors.service import EngineService, ServiceSettings
-
-    settings = ServiceSettings(history_db=tmp_path / "history.db", search_db=tmp_path / "search.db",
-                               auto_index_transcripts=False)
-    with EngineService(settings, executors={"whisper": whisper_tiny_int8}) as service:
-        yield service
+def engine(make_engine, whisper_tiny_int8):
+    return make_engine(whisper=whisper_tiny_int8)
 
 
 def test_the_one_loader_names_models_by_their_store_name():

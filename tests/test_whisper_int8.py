@@ -9,8 +9,18 @@ import pytest
 import torch
 from torch import nn
 
-from executors.whisper.int8_linear import RowInt8Linear, full_range_is_exact, reduce_range
-from executors.whisper.quantize import DEFAULT_GROUPS, GROUPS, layer_group, quantize_int8, quantized_layers
+from executors.core.kernels import KernelUnavailable
+from executors.whisper import fbgemm
+from executors.whisper.fbgemm import full_range_is_exact
+from executors.whisper.int8_linear import RowInt8Linear, reduce_range
+from executors.whisper.quantize import (
+    DEFAULT_GROUPS,
+    GROUPS,
+    layer_group,
+    quantize_int8,
+    quantize_model,
+    quantized_layers,
+)
 
 
 def test_every_linear_of_the_default_groups_is_int8_per_output_channel(whisper_tiny_int8):
@@ -98,21 +108,54 @@ def test_fused_projection_equals_its_parts():
     torch.manual_seed(2)
     parts = [RowInt8Linear.from_linear(nn.Linear(384, 384)) for _ in range(3)]
     x = torch.randn(3, 2, 384)
-    assert torch.equal(fused(parts)(x), torch.cat([p(x) for p in parts], dim=-1))
+    assert torch.equal(fused(parts).call(x), torch.cat([p(x) for p in parts], dim=-1))
 
 
-def test_groups_can_be_left_in_float():
+def _two_linears(decoder_outputs: int = 8) -> nn.Module:
+    """The least quantize_int8 takes for a Whisper: one encoder linear and one decoder linear."""
     from types import SimpleNamespace
 
     model = nn.Module()
     model.config = SimpleNamespace(encoder_layers=1)
     model.model = nn.Module()
     model.model.encoder = nn.Sequential(nn.Linear(8, 8))
-    model.model.decoder = nn.Sequential(nn.Linear(8, 8))
+    model.model.decoder = nn.Sequential(nn.Linear(8, decoder_outputs))
     model.model.encoder.layers = model.model.decoder.layers = []
+    return model
+
+
+def test_groups_can_be_left_in_float():
+    model = _two_linears()
     quantize_int8(model, ("decoder_attention",))
     assert isinstance(model.model.decoder[0], RowInt8Linear)
     assert type(model.model.encoder[0]) is nn.Linear
     with pytest.raises(Exception, match="Unknown int8 layer groups"):
         quantize_int8(model, ("attention",))
     assert set(DEFAULT_GROUPS) <= set(GROUPS)
+
+
+class _FailsOnWideLayers:
+    """fbgemm, except that packing a layer of more than 16 outputs raises, as a kernel error would."""
+
+    NAME = "a kernel failing on wide layers"
+    full_range_is_exact = staticmethod(fbgemm.full_range_is_exact)
+    linear = staticmethod(fbgemm.linear)
+
+    @staticmethod
+    def pack(weight_int8, scales):
+        if weight_int8.shape[0] > 16:
+            raise RuntimeError("cannot pack this shape")
+        return fbgemm.pack(weight_int8, scales)
+
+    @staticmethod
+    def problem():
+        return None
+
+
+def test_a_kernel_error_on_a_real_layer_leaves_the_float_model(monkeypatch):
+    model = _two_linears(decoder_outputs=32)
+    monkeypatch.setattr(RowInt8Linear, "kernel", _FailsOnWideLayers)
+    with pytest.raises(KernelUnavailable, match="cannot pack this shape"):
+        quantize_model(model, "int8", "cpu")
+    assert not quantized_layers(model)
+    assert type(model.model.encoder[0]) is nn.Linear and type(model.model.decoder[0]) is nn.Linear

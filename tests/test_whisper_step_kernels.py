@@ -47,7 +47,12 @@ def test_fused_token_rows_equal_their_parts():
     torch.manual_seed(5)
     parts = [RowInt8Linear.from_linear(nn.Linear(384, 384)) for _ in range(3)]
     x = torch.randn(4, 1, 384)
-    assert torch.equal(fused(parts, token_rows=True)(x), torch.cat([token_step(p)(x) for p in parts], dim=-1))
+    fusion = fused(parts, token_rows=True)
+    # the parts' weights are views of the fused layer's, and only that layer holds a packed copy
+    storage = fusion.layer.weight_int8.untyped_storage().data_ptr()
+    assert all(p.weight_int8.untyped_storage().data_ptr() == storage and p.packed_bytes == 0 for p in parts)
+    assert fusion.layer.packed_bytes >= fusion.layer.weight_int8.numel()
+    assert torch.equal(fusion.call(x), torch.cat([token_step(p)(x) for p in parts], dim=-1))
 
 
 @torch.no_grad()

@@ -32,11 +32,10 @@ def decode_file(path: str | os.PathLike) -> np.ndarray:
 
 def load_whisper(model_ref: str | None, device: str, threads: int | None):
     """The Whisper executor for a model reference, as ``ferrum transcribe`` loads it."""
-    from ..models.store import DEFAULT_WHISPER, resolve_model
-    from ..whisper.executor import WhisperModelExecutor
+    from ..loading import WHISPER, load_executor
+    from ..models.store import DEFAULT_WHISPER
 
-    resolved = resolve_model(model_ref or DEFAULT_WHISPER, kind="whisper")
-    return WhisperModelExecutor.from_path(resolved.path, device=device, threads=threads)
+    return load_executor(WHISPER, model_ref or DEFAULT_WHISPER, device=device, threads=threads)[0]
 
 
 def transcribe_decoded(executor, audios: list[np.ndarray], options) -> list:

@@ -95,10 +95,10 @@ class Embedder:
     chunk the output file and embeds the chunks."""
 
     def __init__(self, model: str | None, device: str, threads: int | None):
-        from ..bert.executor import BertModelExecutor
+        from ..loading import EMBEDDING, load_executor
         from ..models.store import DEFAULT_EMBEDDING
 
-        self.executor = BertModelExecutor.load(model or DEFAULT_EMBEDDING, device=device, threads=threads)
+        self.executor = load_executor(EMBEDDING, model or DEFAULT_EMBEDDING, device=device, threads=threads)[0]
 
     def __call__(self, batch: dict) -> dict:
         from ..search.indexer import extract_chunks

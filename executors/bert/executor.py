@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core import verified
+from ..core.allocator import held_by
 from ..core.contract import ModelExecutor
 from ..core.device import DeviceChoice, available_devices, resolve_device
 from ..core.errors import FerrumError, ModelError, RequestValidationError, wrap_unexpected
@@ -76,14 +78,15 @@ class BertModelExecutor(ModelExecutor):
         self.max_batch_size = max_batch_size or (128 if on_cpu else 512)
         self.token_budget = token_budget or (1024 if on_cpu else 65536)
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self._encoder = self._backend(truncate=True)
-        self._counter = self._backend(truncate=False)
+        (self._encoder, self._counter), backends_bytes = held_by(
+            lambda: (self._backend(truncate=True), self._backend(truncate=False)))
         self.cache = EmbeddingCache(cache_bytes)
         self._cache_key = f"{model_info.model_id}@{model_info.dtype}"
         self._metrics = EmbedMetrics()
         self._metrics_lock = threading.Lock()
         self._stats = ExecutorStats(self._device.name, parameter_bytes(model),
-                                    lambda: HeldMemory(cache_bytes=self.cache.stats().bytes))
+                                    lambda: HeldMemory(cache_bytes=self.cache.stats().bytes),
+                                    model_info.metadata.get("tokenizer_bytes", 0) + backends_bytes)
         self._stats.set_state(ExecutorState.READY)
 
     # ---- construction -------------------------------------------------------------------
@@ -138,14 +141,9 @@ class BertModelExecutor(ModelExecutor):
         return backend
 
     # ---- embeddings ---------------------------------------------------------------------
-    def _prepare(self, text: str) -> str:
-        # sentence-transformers strips each text (and lower-cases when its config says so)
-        text = text.strip()
-        return text.lower() if self.pooling.do_lower_case else text
-
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` with the special tokens, without truncation (compare to max_seq_length)."""
-        return len(self._counter.encode(self._prepare(text)).ids)
+        return len(self._counter.encode(self.pooling.prepare(text)).ids)
 
     def get_embeddings(self, input_ids, attention_mask=None):
         """Pooled (and, per the model's config, normalised) float32 embeddings ``[batch, dim]``."""
@@ -204,7 +202,7 @@ class BertModelExecutor(ModelExecutor):
 
     def _compute(self, pending: list[tuple[str, list[int]]], out: np.ndarray, use_cache: bool,
                  cancel: CancelToken | None) -> None:
-        encodings = self._encoder.encode_batch([self._prepare(text) for text, _ in pending])
+        encodings = self._encoder.encode_batch([self.pooling.prepare(text) for text, _ in pending])
         ids = [e.ids for e in encodings]
         truncated = sum(1 for e in encodings if e.overflowing)
         batches = plan_batches([len(x) for x in ids], self.token_budget, self.max_batch_size)
@@ -314,11 +312,11 @@ class BertModelExecutor(ModelExecutor):
         intermediate = int(info.metadata.get("intermediate_size", 4 * info.hidden_size))
         # one layer's live activations per token: q/k/v/context/output + MLP, plus attention scores
         per_token = elem * (5 * info.hidden_size + intermediate) + 4 * info.num_heads * self.max_seq_length
-        dtypes = ["float32"] + (["int8"] if self._device.kind == "cpu" else ["float16", "bfloat16"])
+        claims = verified.claims(verified.EMBEDDING, self._device.kind, available_devices())
         return ExecutorCapabilities(
             max_batch_size=self.max_batch_size,  # embed() plans, prefill/forward split, at most this many rows a forward
             max_sequence_length=self.max_seq_length,
-            attention_mechanisms=[str(info.metadata.get("attn_implementation", "sdpa"))],
+            attention_mechanisms=claims.attention,
             # embed() forms its batches at run time (token budget) from however many texts arrive, and the
             # API server merges concurrent embedding requests into one embed call (ferrum_api/work_queue.py)
             supports_dynamic_batching=True,
@@ -326,8 +324,8 @@ class BertModelExecutor(ModelExecutor):
             supports_speculative_decoding=False,
             supports_tensor_parallelism=False,
             supports_pipeline_parallelism=False,
-            supported_dtypes=dtypes,
-            supported_devices=available_devices(),
+            supported_dtypes=claims.dtypes,
+            supported_devices=claims.devices,
             memory_requirements=MemoryRequirements(
                 parameter_memory=self._stats.parameter_bytes,
                 activation_memory_per_token=per_token,

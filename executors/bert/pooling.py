@@ -34,6 +34,12 @@ class PoolingConfig:
     source: str = "default"    # "sentence-transformers" or "default"
     extra: dict = field(default_factory=dict, compare=False)
 
+    def prepare(self, text: str) -> str:
+        """A text as the model sees it: sentence-transformers strips each text (and lower-cases it when
+        its config says so)."""
+        text = text.strip()
+        return text.lower() if self.do_lower_case else text
+
 
 def _modes_from(config: dict, path: Path) -> tuple[str, ...]:
     for key in _UNSUPPORTED_KEYS:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import torch
 
 from ..core.int8 import quantize_rows
+from ..core.kernels import KernelUnavailable, problem, require_equal
+
+KERNEL = "torch._int_mm (CPU int8 matrix product)"
 
 
 class Int8Linear(torch.nn.Module):
@@ -41,15 +44,14 @@ class Int8Linear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, int8 per-token"
 
 
-def check_int8_support() -> None:
-    """Raise a clear error where this torch build has no CPU int8 matmul (older than about 2.4)."""
-    from ..core.errors import UnsupportedError
+def _probe() -> None:
+    ones = torch.ones((32, 32), dtype=torch.int8)
+    require_equal(int(torch._int_mm(ones, ones * 127)[0, 0]), 32 * 127, KERNEL)
 
-    try:
-        torch._int_mm(torch.ones((32, 32), dtype=torch.int8), torch.ones((32, 32), dtype=torch.int8))
-    except (AttributeError, RuntimeError, NotImplementedError) as exc:
-        raise UnsupportedError(f"This torch build ({torch.__version__}) has no CPU int8 matrix product: {exc}",
-                               "run without --int8/quantize, or upgrade torch") from exc
+
+def int8_problem() -> KernelUnavailable | None:
+    """None where ``torch._int_mm`` (a private operator) runs here; otherwise why not (logged once)."""
+    return problem(KERNEL, _probe, "the embedding model keeps its float32 weights")
 
 
 def quantize_linears(model: torch.nn.Module) -> torch.nn.Module:

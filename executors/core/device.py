@@ -102,12 +102,17 @@ def resolve_device(spec: str = "auto", dtype: str = "auto", threads: int | None 
     return choice
 
 
+def auto_dtype(kind: str) -> str:
+    """The dtype "auto" gives on a device kind ("cpu", "cuda", "mps"): float32 on the CPU, else float16."""
+    return "float32" if kind == "cpu" else "float16"
+
+
 def _resolve_dtype(kind: str, dtype: str) -> str:
     import torch
 
     dtype = (dtype or "auto").lower()
     if dtype == "auto":
-        return "float32" if kind == "cpu" else "float16"
+        return auto_dtype(kind)
     if dtype not in _DTYPES:
         raise InvalidParameterError(f"Unknown dtype '{dtype}'", "use auto, float32, float16 or bfloat16")
     name = _DTYPES[dtype]

@@ -39,12 +39,14 @@ class MovingAverage:
 class ExecutorStats:
     """Thread-safe bookkeeping shared by every executor."""
 
-    def __init__(self, device_name: str, parameter_bytes: int, held: Callable[[], HeldMemory] | None = None):
+    def __init__(self, device_name: str, parameter_bytes: int, held: Callable[[], HeldMemory] | None = None,
+                 tokenizer_bytes: int = 0):
         self._lock = threading.Lock()
         self.device_name = device_name
         self.parameter_bytes = parameter_bytes
+        self.tokenizer_bytes = tokenizer_bytes
         self._held = held or HeldMemory
-        self._peak = parameter_bytes
+        self._peak = parameter_bytes + tokenizer_bytes
         self._device_total: int | None = None
         self.state = ExecutorState.INITIALIZING
         self.prefill_ms = MovingAverage()
@@ -82,7 +84,8 @@ class ExecutorStats:
     def observe_memory(self) -> MemoryUsage:
         """The model's memory now; also what keeps ``peak_bytes`` (executors call it when they allocate)."""
         held = self._held()
-        allocated = self.parameter_bytes + held.cache_bytes + held.kv_bytes
+        fixed = self.parameter_bytes + self.tokenizer_bytes
+        allocated = fixed + held.cache_bytes + held.kv_bytes
         with self._lock:
             self._peak = max(self._peak, allocated)
             peak = self._peak
@@ -91,10 +94,11 @@ class ExecutorStats:
         total = self._device_total
         return MemoryUsage(
             allocated_bytes=allocated,
-            used_bytes=self.parameter_bytes + held.cache_bytes + held.kv_used_bytes,
+            used_bytes=fixed + held.cache_bytes + held.kv_used_bytes,
             peak_bytes=peak,
             utilization_percent=round(100.0 * allocated / total, 2) if total else 0.0,
-            parameter_bytes=self.parameter_bytes, cache_bytes=held.cache_bytes, kv_bytes=held.kv_bytes)
+            parameter_bytes=self.parameter_bytes, cache_bytes=held.cache_bytes, kv_bytes=held.kv_bytes,
+            tokenizer_bytes=self.tokenizer_bytes)
 
     def status(self) -> ExecutorStatus:
         memory = self.observe_memory()
@@ -145,8 +149,8 @@ def device_total_bytes(device_name: str) -> int:
 
 
 def parameter_bytes(model) -> int:
-    """Bytes of a model's weights and buffers, each storage once (tied weights), int8-packed linears
-    at their packed size (their weights are not ``parameters()``; ``state_dict`` unpacks them)."""
+    """Bytes of a model's weights and buffers, each storage once (tied weights), plus what its modules
+    hold outside tensors (a kernel's packed weights: a module's ``packed_bytes``)."""
     import torch
 
     seen: set[int] = set()
@@ -166,4 +170,4 @@ def parameter_bytes(model) -> int:
     for value in model.state_dict(keep_vars=True).values():
         add(value)
     add(list(model.buffers()))  # non-persistent buffers too
-    return total
+    return total + sum(getattr(module, "packed_bytes", 0) for module in model.modules())

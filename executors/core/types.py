@@ -74,16 +74,17 @@ class ExecutorCapabilities:
 
 @dataclass
 class MemoryUsage:
-    """One model's memory on its device (not the process's): its weights, its caches and the KV storage
-    of its live sequences, counted from its own tensors on every device."""
+    """One model's memory on its device (not the process's): its weights, its tokenizer, its caches and
+    the KV storage of its live sequences, counted from its own tensors on every device."""
 
     allocated_bytes: int  # weights + caches + KV storage as allocated (preallocated positions included)
     used_bytes: int  # of which holds data now (KV: only the positions filled with tokens)
     peak_bytes: int  # the most allocated at once since loading (sampled on status() and on every KV allocation)
     utilization_percent: float  # allocated_bytes as a share of the device's memory
-    parameter_bytes: int = 0  # weights and buffers (int8-packed weights at their packed size)
+    parameter_bytes: int = 0  # weights and buffers, and a kernel's packed copies of int8 weights
     cache_bytes: int = 0  # executor caches: encoder outputs (Whisper), embeddings (BERT)
     kv_bytes: int = 0  # KV storage of live sequences (allocated)
+    tokenizer_bytes: int = 0  # the tokenizer's tables, as the C allocator counted them at load (0 if it cannot)
 
 
 @dataclass

@@ -13,7 +13,6 @@ from ..whisper.options import TranscribeOptions
 from ..whisper.speech_evidence import WindowAudio
 from .context import PassContext
 from .policy import Word, drop_repeats, words_from_tokens
-from .short_encoder import encode_full, encode_short
 
 _COMPRESSION_LIMIT = 2.4
 
@@ -23,7 +22,7 @@ class PassTranscriber:
                  min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0,
                  final_full_window: bool = False, task: str = "transcribe"):
         self.ex = executor
-        self.options = executor._check_options(TranscribeOptions(language=language, task=task))
+        self.options = executor.check_options(TranscribeOptions(language=language, task=task))
         self.language = self.options.language  # this utterance's: the one given, or detected at its first pass
         self.short_context = short_context
         self.min_context_s = min_context_s
@@ -82,20 +81,19 @@ class PassTranscriber:
         duration = len(samples) / rate
         offset = context.seconds if context is not None else 0.0
         heard = np.concatenate([context.audio, samples]) if context is not None else samples
-        enc = encode_short(ex, heard, self.min_context_s, self.pad_s) if short else encode_full(ex, heard)
+        enc = ex.encode_samples(heard, short=short, min_seconds=self.min_context_s, pad_seconds=self.pad_s)
         if self.language is None:  # a multilingual model and no language given
             # detection, as Whisper was trained for it, reads a padded 30 s window; kept for the utterance
             # so that consecutive passes can agree
-            self.language = ex.detect_language_encoded(encode_full(ex, heard) if short else enc)[0][0]
+            self.language = ex.detect_language_encoded(ex.encode_samples(heard) if short else enc)[0][0]
         prompt = st.prompt(self._prompt_tokens, self.language, self.options.task, timestamps=True)
         cap = int(8 + self.tokens_per_second * duration)
         # The buffer only grew since the last pass (same start, same prompt and context): its tokens are
         # a good guess for this one, checked in one forward instead of decoded one by one.
         after = (self._prompt_text, context.spans if context is not None else None, samples[:400].tobytes())
         draft = self._draft[1] if self._draft[0] == after else []
-        result = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=True, max_new_tokens=cap,
-                                         prefix=self._prefix(context), require_text=context is not None,
-                                         draft=draft)[0]
+        result = ex.decode_pass(enc, prompt, max_new_tokens=cap, prefix=self._prefix(context),
+                                require_text=context is not None, draft=draft)
         self._draft = (after, result.tokens)
         if is_silence(result, self.options, WindowAudio(heard)):
             return []

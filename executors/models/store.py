@@ -267,10 +267,14 @@ def resolve_model(ref: str | os.PathLike, kind: str = "whisper") -> ResolvedMode
 def import_model(path: str | os.PathLike, name: str | None = None) -> ResolvedModel:
     """Convert a CTranslate2 Whisper folder now and remember it under ``name`` (default: folder name)."""
     source = Path(path).expanduser().resolve()
+    hint = f"point at a faster-whisper model folder with {', '.join(CT2_FILES)}"
+    if not source.exists():
+        raise NotFoundError(f"{source} does not exist", f"check the path; {hint}")
+    if not source.is_dir():
+        raise NotFoundError(f"{source} is a file, not a model folder", hint)
     if not is_ct2_whisper_folder(source):
         missing = [f for f in CT2_FILES if not (source / f).is_file()]
-        raise NotFoundError(f"{source} is not a CTranslate2 Whisper folder (missing {', '.join(missing)})",
-                            "point at a faster-whisper model folder with model.bin, config.json, tokenizer.json")
+        raise NotFoundError(f"{source} is not a CTranslate2 Whisper folder (missing {', '.join(missing)})", hint)
     name = name or source.name
     if name in BUNDLED or name in ALIASES:
         raise ConfigError(f"{name!r} is the name of a bundled model", "choose another name with --name")
@@ -285,6 +289,15 @@ def _bundled_conversion(name: str, folders: list[Path]) -> Path | None:
         _, _, joined = _split_layout(name, folders)
         return model_cache.cached_conversion_of(joined, name) if joined.is_dir() else None
     return model_cache.cached_conversion_of(folders[0], name)
+
+
+def model_names(kind: str) -> list[str]:
+    """Names of the models of ``kind`` that can be loaded: bundled ones whose packages are installed, then
+    imported ones (cheap: no sizes, no conversion)."""
+    bundled = [name for name, b in BUNDLED.items()
+               if b.kind == kind and all(_package_dir(pkg) is not None for pkg in b.packages)]
+    imported = [name for name, record in model_cache.imported().items() if record.get("kind", "whisper") == kind]
+    return bundled + imported
 
 
 def list_models() -> list[ModelEntry]:

@@ -30,7 +30,14 @@ from .types import (
     IndexReport,
     SearchHit,
 )
-from .vectors import VectorMatrix
+
+
+def __getattr__(name: str):
+    if name == "VectorMatrix":  # imports torch, which a process that only searches does without
+        from .vectors import VectorMatrix
+
+        return VectorMatrix
+    raise AttributeError(name)
 
 
 def search_text(store: SearchStore, embedder: Embedder, query: str, collection: str | Sequence[str] = "default",
@@ -44,6 +51,19 @@ def search_text(store: SearchStore, embedder: Embedder, query: str, collection: 
     if not colls:
         return []
     return search(store, colls, embedder.embed([query])[0], query, k=k, hybrid=hybrid)
+
+
+def search_index(store: SearchStore, embedder: Embedder, query: str, collections: Sequence[str] | None = None,
+                 k: int = 10, hybrid: bool = True, missing_ok: bool = False) -> list[SearchHit]:
+    """``search_text`` over ``collections`` ranked as one, or (None) over every collection of the
+    embedder's model. A named collection that does not exist raises ``NotFoundError``, or is skipped
+    with ``missing_ok`` (a collection nothing was indexed into yet)."""
+    existing = {c.name: c for c in store.collections()}
+    if collections is None:
+        names = [name for name, c in existing.items() if c.model_id == embedder.model_id]
+    else:
+        names = [name for name in collections if name in existing or not missing_ok]
+    return search_text(store, embedder, query, names, k=k, hybrid=hybrid) if names else []
 
 
 __all__ = [
@@ -74,6 +94,7 @@ __all__ = [
     "relevance",
     "remove_paths",
     "remove_transcripts",
+    "search_index",
     "search_text",
     "transcript_record_id",
     "transcript_source",

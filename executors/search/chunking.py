@@ -90,8 +90,9 @@ def chunk_segments(segments: Sequence[TimedText], embedder: Embedder,
     """Group consecutive transcript segments into chunks that keep their times and segment ids.
 
     Returns the transcript's full text (segments joined by single spaces, the text the chunks'
-    character offsets index into) and the chunks. Consecutive chunks share up to
-    ``overlap_tokens`` worth of whole segments; a segment longer than a chunk is split.
+    character offsets index into) and the chunks; each chunk knows where in its text each of its
+    segments begins, and when, so a match inside it opens at its own segment. Consecutive chunks
+    share up to ``overlap_tokens`` worth of whole segments; a segment longer than a chunk is split.
     """
     budget = _Budget(embedder, options or ChunkOptions())
     parts, starts, pos = [], [], 0
@@ -108,6 +109,7 @@ def chunk_segments(segments: Sequence[TimedText], embedder: Embedder,
         if sizes[i] > budget.max_tokens:  # one long segment: split it by tokens, keep its time
             for piece in _windows(parts[i], starts[i], budget):
                 piece.start_time, piece.end_time, piece.segment_ids = segments[i].start, segments[i].end, [segments[i].id]
+                piece.segment_starts = [(0, segments[i].start)]
                 chunks.append(piece)
             i += 1
             continue
@@ -118,7 +120,8 @@ def chunk_segments(segments: Sequence[TimedText], embedder: Embedder,
         start, end = starts[i], starts[j - 1] + len(parts[j - 1])
         if full[start:end].strip():
             chunks.append(Chunk(full[start:end], start, end, segments[i].start, segments[j - 1].end,
-                                [s.id for s in segments[i:j]]))
+                                [s.id for s in segments[i:j]],
+                                [(starts[n] - start, segments[n].start) for n in range(i, j)]))
         if j >= len(segments):
             break
         back, carried = j, 0  # step back over whole segments that fit in the overlap

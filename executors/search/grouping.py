@@ -1,9 +1,10 @@
 """Search hits as a reader wants them: one result per document with its best passages, where the
 document lives, and how relevant it is in words rather than a raw score.
 
-Raw scores mean different things per mode (a hybrid score is a reciprocal-rank sum near 0.03, a
-vector score a cosine near 0.4), so ``relevance`` reads the cosine similarity that every hit of a
-query embedding carries, and falls back to the keyword rank for keyword-only hits.
+A hit's label comes from the very score that orders the list (``hit.score``), so the labels only
+ever step down the list: in hybrid mode ``ranking.relevance_score`` (meaning plus the query's
+words), without hybrid the cosine alone. A keyword-only hit (no query embedding) has no such score
+and says that it matches the words.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from pathlib import Path
 from .transcripts import transcript_record_id
 from .types import DocKind, SearchHit
 
-# Cosine similarity bands for sentence-embedding models of the MiniLM/MPNet family, read off the
-# bundled MiniLM on the newsgroups dev set: the top ten posts for an unrelated query score 0.0-0.18,
-# posts on a query's topic 0.25-0.65.
-_BANDS = [(0.50, "Very relevant"), (0.35, "Relevant"), (0.22, "Somewhat relevant"), (-1.0, "Loosely related")]
-_TOP_COSINE = 0.70  # the cosine drawn as a full bar
+# Lower bounds of the ordering score per label, for sentence-embedding models of the MiniLM/MPNet
+# family, read off the bundled MiniLM on the text-dev set (bench/search_relevance.py: its subject
+# lines as queries over its 200 posts, a result relevant when in the query's newsgroup). With the
+# query's words in the score: from 0.75 every result was on topic, 0.50-0.75 98 %, 0.30-0.50 91 %,
+# below 0.30 72 % (two newsgroups: 50 % is chance). Cosine alone: the top ten posts for an unrelated
+# query score 0.0-0.18, posts on a query's topic 0.25-0.65.
+BANDS = [(0.75, "Very relevant"), (0.50, "Relevant"), (0.30, "Somewhat relevant"), (-1.0, "Loosely related")]
+COSINE_BANDS = [(0.50, "Very relevant"), (0.35, "Relevant"), (0.22, "Somewhat relevant"), (-1.0, "Loosely related")]
+_FULL_BAR = {True: 1.0, False: 0.70}  # the score drawn as a full bar, with and without the words
 
 
 @dataclass(frozen=True)
@@ -29,18 +34,27 @@ class Relevance:
     detail: str         # what the label is based on, for a tooltip
 
 
+def _words(hit: SearchHit) -> str:
+    if not hit.words_total:
+        return f"; contains {', '.join(hit.matched_terms[:5])}" if hit.matched_terms else ""
+    held = f"; holds {hit.words_matched} of your {hit.words_total} word{'s' if hit.words_total > 1 else ''}"
+    return held + (" as one phrase" if hit.exact_phrase else "")
+
+
 def relevance(hit: SearchHit) -> Relevance:
     """A plain-language relevance for one hit."""
-    words = f"; contains {', '.join(hit.matched_terms[:5])}" if hit.matched_terms else ""
     if hit.vector_score is not None:
-        cosine = float(hit.vector_score)
-        level, label = next((len(_BANDS) - 1 - i, name) for i, (low, name) in enumerate(_BANDS) if cosine >= low)
-        return Relevance(label, level, max(0.0, min(1.0, cosine / _TOP_COSINE)),
-                         f"Meaning similarity {cosine:.2f} (0 = unrelated, 1 = the same){words}")
+        score = float(hit.score)
+        with_words = hit.words_total > 0  # the same for every hit of one search
+        bands = BANDS if with_words else COSINE_BANDS
+        level, label = next((len(bands) - 1 - i, name) for i, (low, name) in enumerate(bands) if score >= low)
+        return Relevance(label, level, max(0.0, min(1.0, score / _FULL_BAR[with_words])),
+                         f"Score {score:.2f}: meaning similarity {float(hit.vector_score):.2f} "
+                         f"(0 = unrelated, 1 = the same){_words(hit)}")
     rank = hit.keyword_rank or 0
     level = 2 if rank and rank <= 3 else 1
     return Relevance("Matches your words", level, 0.6 if level == 2 else 0.35,
-                     f"Keyword match, rank {rank}{words}" if rank else "Keyword match")
+                     f"Keyword match, rank {rank}{_words(hit)}" if rank else "Keyword match")
 
 
 @dataclass

@@ -13,9 +13,12 @@ import json
 import os
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .vectors import VectorMatrix
+if TYPE_CHECKING:
+    from .vectors import VectorMatrix
 
 _MAGIC = b"FERRUM-VECTORS-1\n"
 _ALIGN = 64
@@ -39,6 +42,20 @@ def save(path: Path, key: dict, matrix: VectorMatrix) -> None:
 
 def load(path: Path, key: dict) -> VectorMatrix | None:
     """The saved matrix when ``path`` holds one made from the database state ``key``, else None."""
+    from .vectors import VectorMatrix  # torch: a process that only reads the rows uses read_rows
+
+    saved = read_rows(path, key)
+    if saved is None:
+        return None
+    try:
+        return VectorMatrix.from_rows(*saved)
+    except ValueError:
+        return None
+
+
+def read_rows(path: Path, key: dict) -> tuple[int, dict[str, np.ndarray]] | None:
+    """(dim, rows as ``VectorMatrix.rows`` gives them) when ``path`` holds a matrix made from the
+    database state ``key``, else None."""
     try:
         with open(path, "rb") as f:
             if f.read(len(_MAGIC)) != _MAGIC:
@@ -57,7 +74,7 @@ def load(path: Path, key: dict) -> VectorMatrix | None:
             offset += rows[name].nbytes
         if os.path.getsize(path) != offset or (n and (rows["ids"][0] < 0 or rows["ids"][-1] != key["max_id"])):
             return None
-        return VectorMatrix.from_rows(header["dim"], rows)
+        return header["dim"], rows
     except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError):
         return None
 

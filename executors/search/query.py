@@ -1,4 +1,5 @@
-"""Search over one collection: exact vector top-k, FTS5 BM25 keywords, reciprocal rank fusion."""
+"""Search over one collection or several: exact vector top-k, FTS5 BM25 keywords, and their candidates
+ranked together (``ranking``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.errors import InvalidParameterError
+from .matching import STOPWORDS, best_span, keyword_terms
+from .ranking import WordEvidence, relevance_score, word_evidence
 from .types import Collection, DocKind, SearchHit
 
 if TYPE_CHECKING:
@@ -17,19 +20,7 @@ if TYPE_CHECKING:
 
 RRF_K = 60  # the constant of Cormack et al. (2009); ranks beyond a few dozen barely count
 _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
-_WORD = re.compile(r"\w+", re.UNICODE)
 _HIGHLIGHT = re.compile(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", re.DOTALL)
-# Words too common to say anything about a match (kept out of keyword queries and highlights).
-STOPWORDS = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"])
-
-
-def keyword_terms(query_text: str | None) -> list[str]:
-    """Distinct lower-case words of the query that are worth matching, in order."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall((query_text or "").lower()):
-        if word not in STOPWORDS:
-            seen.setdefault(word, None)
-    return list(seen)
 
 
 def fts_query(query_text: str | None) -> str | None:
@@ -107,9 +98,12 @@ def matched_terms(store: SearchStore, chunk_ids: list[int], query_text: str | No
 
 def search(store: SearchStore, collections: Collection | Sequence[Collection], query_vec: np.ndarray | None,
            query_text: str | None, k: int = 10, hybrid: bool = False) -> list[SearchHit]:
-    """Top ``k`` chunks of one collection or of several together. Several are ranked as one: the vector
-    and keyword candidates of all of them form one list each before the ranks are fused, so a score
-    means the same whichever collections were searched (collections must hold the same model's vectors)."""
+    """Top ``k`` chunks of one collection or of several together, ranked as one list.
+
+    Hybrid: the vector and the keyword candidates of all collections are pooled and ordered by
+    ``ranking.relevance_score`` (meaning plus the query's words), a score that means the same
+    whichever collections were searched (they must hold the same model's vectors). Without
+    ``hybrid`` the order is the cosine alone; without ``query_vec`` it is the BM25 rank."""
     if k <= 0:
         return []
     vector_scores: dict[int, float] = {}
@@ -120,30 +114,43 @@ def search(store: SearchStore, collections: Collection | Sequence[Collection], q
     if hybrid or query_vec is None:
         pool = max(k * 4, 50) if query_vec is not None else k
         keyword_ranks = {cid: rank for rank, cid in enumerate(keyword_search(store, collections, query_text, pool), 1)}
+    candidates = list(dict.fromkeys([*vector_scores, *keyword_ranks]))
+    if query_vec is not None:  # give keyword-only candidates their cosine too
+        _add_cosines(store, query_vec, [cid for cid in candidates if cid not in vector_scores], vector_scores)
+    rows = _chunk_rows(store, candidates)
     if query_vec is not None and hybrid:
-        ranked = reciprocal_rank_fusion([list(vector_scores), list(keyword_ranks)])[:k]
-    elif query_vec is not None:
+        evidence = word_evidence(store, {cid: rows[cid][0] for cid in candidates}, query_text)
+        scored = [(cid, relevance_score(vector_scores[cid], evidence[cid])) for cid in candidates]
+        ranked = sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:k]
+    elif query_vec is not None:  # meaning alone
         ranked = list(vector_scores.items())[:k]
+        evidence = {cid: WordEvidence() for cid, _ in ranked}
     else:
         ranked = [(cid, 1.0 / (RRF_K + rank)) for cid, rank in keyword_ranks.items()][:k]
-    ids = [cid for cid, _ in ranked]
-    if query_vec is not None:  # give keyword-only hits their cosine too
-        missing = [cid for cid in ids if cid not in vector_scores]
-        if missing:
-            query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-            exact = store.vectors(np.array(missing)) @ (query / (np.linalg.norm(query) or 1.0))
-            vector_scores.update(zip(missing, exact.tolist()))
-    rows = _chunk_rows(store, ids)
-    terms = matched_terms(store, ids, query_text)
+        evidence = word_evidence(store, {cid: rows[cid][0] for cid, _ in ranked}, query_text)
+    terms = matched_terms(store, [cid for cid, _ in ranked], query_text)
     hits = []
     for cid, score in ranked:
-        text, cstart, cend, tstart, tend, seg_ids, doc_id, kind, source, title = rows[cid]
+        text, cstart, cend, tstart, tend, seg_ids, seg_starts, doc_id, kind, source, title = rows[cid]
+        found = terms.get(cid, [])
+        span = best_span(text, found, query_text) if found else None
         hits.append(SearchHit(
             score=float(score), text=text, source=source, doc_kind=DocKind(kind), title=title, chunk_id=cid,
             document_id=doc_id, char_start=cstart, char_end=cend, start_time=tstart, end_time=tend,
-            segment_ids=json.loads(seg_ids) if seg_ids else None, matched_terms=terms.get(cid, []),
-            vector_score=vector_scores.get(cid), keyword_rank=keyword_ranks.get(cid)))
+            segment_ids=json.loads(seg_ids) if seg_ids else None, matched_terms=found,
+            vector_score=vector_scores.get(cid), keyword_rank=keyword_ranks.get(cid),
+            words_matched=evidence[cid].matched, words_total=evidence[cid].total,
+            exact_phrase=evidence[cid].phrase, match_start=span[0] if span else None,
+            match_end=span[1] if span else None,
+            segment_starts=[tuple(s) for s in json.loads(seg_starts)] if seg_starts else None))
     return hits
+
+
+def _add_cosines(store: SearchStore, query_vec: np.ndarray, ids: list[int], scores: dict[int, float]) -> None:
+    if ids:
+        query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        exact = store.vectors(np.array(ids)) @ (query / (np.linalg.norm(query) or 1.0))
+        scores.update(zip(ids, exact.tolist()))
 
 
 def _chunk_rows(store: SearchStore, ids: list[int]) -> dict[int, tuple]:
@@ -152,6 +159,6 @@ def _chunk_rows(store: SearchStore, ids: list[int]) -> dict[int, tuple]:
     with store.lock:
         rows = store.connection.execute(
             "SELECT c.id, c.text, c.char_start, c.char_end, c.start_time, c.end_time, c.segment_ids,"
-            " d.id, d.kind, d.source, d.title FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " c.segment_starts, d.id, d.kind, d.source, d.title FROM chunks c JOIN documents d ON d.id = c.document_id"
             f" WHERE c.id IN ({','.join('?' * len(ids))})", ids).fetchall()
     return {r[0]: r[1:] for r in rows}

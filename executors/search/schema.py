@@ -35,4 +35,6 @@ DELETE FROM meta WHERE key = 'schema_version';
 SEARCH_SCHEMA = Schema("search index", [
     # files written before versions were recorded (user_version 0) already hold exactly this
     Step(1, "collections, documents, chunks and full-text index", _COLLECTIONS_DOCUMENTS_CHUNKS),
+    # chunks indexed before it have none; their hits open at the chunk's first segment
+    Step(2, "where each segment of a transcript chunk begins", "ALTER TABLE chunks ADD COLUMN segment_starts TEXT"),
 ])

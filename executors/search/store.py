@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,7 +29,9 @@ from ..core.paths import data_dir
 from . import matrix_file
 from .schema import SEARCH_SCHEMA
 from .types import Chunk, Collection, DocKind, Document, SearchHit
-from .vectors import VectorMatrix, normalise
+
+if TYPE_CHECKING:
+    from .vectors import VectorMatrix
 
 DEFAULT_DB_NAME = "search.db"
 _DOC_COLUMNS = "id, collection_id, kind, source, title, content_hash, mtime, size"
@@ -159,6 +162,8 @@ class SearchStore:
                      chunks: Sequence[Chunk], vectors: np.ndarray, *, title: str = "",
                      mtime: float | None = None, size: int | None = None) -> Document:
         """Insert or replace one document with its chunks and their vectors in one transaction."""
+        from .vectors import normalise
+
         vectors = normalise(vectors).reshape(len(chunks), -1) if len(chunks) else np.zeros((0, collection.dim))
         if len(chunks) and vectors.shape[1] != collection.dim:
             raise InvalidParameterError(
@@ -176,10 +181,12 @@ class SearchStore:
                 for ord_, (chunk, vec) in enumerate(zip(chunks, vectors)):
                     cur = db.execute(
                         "INSERT INTO chunks (document_id, collection_id, ord, text, char_start, char_end,"
-                        " start_time, end_time, segment_ids, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " start_time, end_time, segment_ids, segment_starts, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (doc_id, collection.id, ord_, chunk.text, chunk.char_start, chunk.char_end,
                          chunk.start_time, chunk.end_time,
                          json.dumps(chunk.segment_ids) if chunk.segment_ids is not None else None,
+                         json.dumps(chunk.segment_starts) if chunk.segment_starts is not None else None,
                          vec.astype(np.float32).tobytes()))
                     new_ids.append(cur.lastrowid)
                 self._bump(db, collection.id, removed=old_ids, added=(np.array(new_ids, dtype=np.int64), vectors))
@@ -247,13 +254,19 @@ class SearchStore:
             return matrix
 
     def _build_matrix(self, collection: Collection, count: int) -> VectorMatrix:
+        from .vectors import VectorMatrix
+
         matrix = VectorMatrix(collection.dim, capacity=count)
+        for ids, vecs in self._vector_rows(collection):
+            matrix.add(ids, vecs)
+        return matrix
+
+    def _vector_rows(self, collection: Collection) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The collection's (chunk ids, float32 vectors) in blocks, by increasing id."""
         cur = self._db.execute("SELECT id, vector FROM chunks WHERE collection_id=? ORDER BY id", (collection.id,))
         while rows := cur.fetchmany(8192):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), collection.dim)
-            matrix.add(ids, vecs)
-        return matrix
+            yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), collection.dim)
 
     def _matrix_key(self, collection_id: int) -> dict:
         """What identifies the collection's current rows (one statement: one consistent snapshot)."""

@@ -42,6 +42,8 @@ class Chunk:
     start_time: float | None = None
     end_time: float | None = None
     segment_ids: list[int] | None = None
+    # per segment of ``segment_ids``: (where it begins in ``text``, its start time in seconds)
+    segment_starts: list[tuple[int, float]] | None = None
 
 
 @dataclass
@@ -90,6 +92,38 @@ class SearchHit:
     matched_terms: list[str] = field(default_factory=list)
     vector_score: float | None = None  # cosine similarity, when the vector search found it
     keyword_rank: int | None = None  # 1-based BM25 rank, when the keyword search found it
+    words_matched: int = 0  # distinct query words (stopwords left out) the passage holds
+    words_total: int = 0    # of this many; 0 when the score did not weigh the words (not hybrid)
+    exact_phrase: bool = False  # the passage holds the whole query as one phrase
+    match_start: int | None = None  # where in ``text`` the best match of the query's words is
+    match_end: int | None = None
+    segment_starts: list[tuple[int, float]] | None = None  # as ``Chunk.segment_starts``
+
+    @property
+    def match_span(self) -> tuple[int, int] | None:
+        return (self.match_start, self.match_end) if self.match_start is not None else None
+
+    def _focus_segment(self) -> tuple[int, float] | None:
+        """(segment id, start time) of the segment holding the best match, else of the first one."""
+        if not self.segment_ids:
+            return None
+        if not self.segment_starts or len(self.segment_starts) != len(self.segment_ids):
+            return self.segment_ids[0], self.start_time
+        at = self.match_start or 0
+        index = max(i for i, (offset, _time) in enumerate(self.segment_starts) if offset <= at or i == 0)
+        return self.segment_ids[index], self.segment_starts[index][1]
+
+    @property
+    def focus_segment_id(self) -> int | None:
+        """The transcript segment to open this hit at: the one holding the match."""
+        focus = self._focus_segment()
+        return focus[0] if focus else None
+
+    @property
+    def focus_time(self) -> float | None:
+        """When the match is said, in seconds (the passage's start when it holds no match)."""
+        focus = self._focus_segment()
+        return focus[1] if focus else self.start_time
 
     def to_dict(self) -> dict:
         from dataclasses import asdict

@@ -8,31 +8,25 @@ Why int8: scoring 1M x 384 is a matrix-vector product bound by memory bandwidth,
 fewer bytes per row the faster. Each row is stored as int8 codes times one bfloat16 scale
 (its largest |value| / 127) and scanned with torch's ``_weight_int8pack_mm`` (an AVX-512/AVX2
 kernel: bfloat16 query, float32 accumulation, bfloat16 scores) — about 3x faster than a
-float16 ``mv`` over 1M rows, in half the memory.
+float16 ``mv`` over 1M rows, in half the memory (``scan_kernel``: float32 where torch lacks it).
 
 Exactness: every approximate score ``a`` is within a proven bound ``E`` of the true cosine
-(see ``_Bounds``), so the scan keeps every row whose ``a + E`` reaches the k-th largest
+(see ``bounds.ScoreBounds``), so the scan keeps every row whose ``a + E`` reaches the k-th largest
 ``a - E``; those few candidates (a hundred or so for k=10 at 1M) are re-scored in float32
 from the database and the result is the exact top k.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-# The kernel rounds each score to bfloat16 (8 significant bits): |error| <= 2**-8 |score|,
-# taken relative to the rounded value, hence the (1 + 2**-7).
-_ROUNDING = 2.0**-8 * (1 + 2.0**-7)
-# Float32 accumulation of a few hundred products, in the kernel and in the float32 re-score,
-# moves a score by < 2e-6 for unit vectors; this covers it many times over.
-_SLACK = 2.0**-13
-_COLUMNS = 16  # the kernel reads 16 columns at a time (other widths: garbage, or a crash): rows are zero-padded
+from . import scan_kernel
+from .bounds import FetchVectors, ScoreBounds, as_query, rescore
 
-FetchVectors = Callable[[np.ndarray], np.ndarray]  # chunk ids -> float32 rows in that order
+_COLUMNS = 16  # the kernel reads 16 columns at a time (other widths: garbage, or a crash): rows are zero-padded
 
 
 @dataclass(frozen=True)
@@ -56,25 +50,6 @@ def quantise(vectors: np.ndarray, width: int) -> Quantised:
     padded[:, :rows.shape[1]] = codes.to(torch.int8).numpy()
     return Quantised(padded, scales, torch.linalg.vector_norm(decoded - rows, dim=1).numpy(),
                      torch.linalg.vector_norm(decoded, dim=1).numpy())
-
-
-@dataclass(frozen=True)
-class _Bounds:
-    """|true score - scanned score| <= E for a row, where, for query q and its bfloat16 copy q':
-
-    q.r - q'.d = q.(r - d) + (q - q').d, with d the decoded row, so by Cauchy-Schwarz
-    E = |q| |r - d| + |q - q'| |d| + rounding of the score to bfloat16 + float32 slack."""
-
-    query_norm: float
-    query_error: float
-
-    def margin(self, approx: np.ndarray, error: np.ndarray, norm: np.ndarray) -> np.ndarray:
-        return (self.query_norm * error + (self.query_error + _SLACK * self.query_norm) * norm
-                + _ROUNDING * np.abs(approx))
-
-    def highest(self, approx: float, max_error: float, max_norm: float) -> float:
-        """An upper bound on the true score of every row whose scanned score is at most ``approx``."""
-        return float(approx + self.margin(np.float32(approx), np.float32(max_error), np.float32(max_norm)))
 
 
 class VectorMatrix:
@@ -165,29 +140,24 @@ class VectorMatrix:
         live = len(self)
         if k <= 0 or not live:
             return []
-        query = np.asarray(query, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.dim:
-            raise ValueError(f"query has {query.shape[0]} dimensions, the index {self.dim}")
+        query = as_query(query, self.dim)
         scores, bounds = self._scan(query)
         pos = np.sort(self._candidates(scores, bounds, min(k, live), live))  # id order: ties as brute force
-        ids = self._ids[pos]
-        exact = fetch(ids).astype(np.float32, copy=False) @ query
-        order = np.argsort(-exact, kind="stable")[:k]
-        return [(int(ids[i]), float(exact[i])) for i in order]
+        return rescore(self._ids[pos], query, k, fetch)
 
-    def _scan(self, query: np.ndarray) -> tuple[torch.Tensor, _Bounds]:
+    def _scan(self, query: np.ndarray) -> tuple[torch.Tensor, ScoreBounds]:
         """Approximate bfloat16 scores of every row (dead rows -inf) and their error bounds."""
         padded = torch.zeros(1, self.width, dtype=torch.bfloat16)
         padded[0, :self.dim] = torch.from_numpy(query)
         rounded = padded[0, :self.dim].float().numpy()
-        bounds = _Bounds(float(np.linalg.norm(query.astype(np.float64))),
-                         float(np.linalg.norm(query.astype(np.float64) - rounded)))
-        scores = torch._weight_int8pack_mm(padded, torch.from_numpy(self._codes[:self._n]), self._scales[:self._n])[0]
+        bounds = ScoreBounds(float(np.linalg.norm(query.astype(np.float64))),
+                             float(np.linalg.norm(query.astype(np.float64) - rounded)))
+        scores = scan_kernel.scores(padded, torch.from_numpy(self._codes[:self._n]), self._scales[:self._n])
         if self._dead:
             scores[self._dead_positions()] = -torch.inf
         return scores, bounds
 
-    def _candidates(self, scores: torch.Tensor, bounds: _Bounds, k: int, live: int) -> np.ndarray:
+    def _candidates(self, scores: torch.Tensor, bounds: ScoreBounds, k: int, live: int) -> np.ndarray:
         """Positions of every row whose true score can reach the k-th best (never a dead one).
 
         A partial sort of the best few hundred nearly always reaches past the bound; otherwise it

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..core.errors import FerrumError, wrap_unexpected
-from . import dictation_store, transcription
+from . import dictation_store, transcription, transcription_many
 from .dictation import DictationService
 from .events import EventHub
 from .history import HistoryService
@@ -72,6 +72,12 @@ class EngineService:
         ``on_progress``, ``on_start`` (callbacks run on the worker)."""
         return transcription.submit(self, source, options, **kwargs)
 
+    def transcribe_many(self, paths, options=None, **kwargs) -> Job:
+        """Transcribe many files as one job whose windows share batches; its result is one
+        ``FileOutcome`` per path. Keyword arguments: ``save``, ``speakers``, ``job_id``, ``on_file``,
+        ``on_segment``, ``on_progress`` (see ``transcription_many.submit_many``)."""
+        return transcription_many.submit_many(self, paths, options, **kwargs)
+
     def cancel(self, job_id: str) -> bool:
         return self.jobs.cancel(job_id)
 
@@ -84,11 +90,13 @@ class EngineService:
         model = await wait(self.models.load(kind))
         return model.executor
 
-    async def run(self, kind: str, fn, *args, **kwargs):
+    async def run(self, kind: str, fn, *args, urgent: bool = False, **kwargs):
         """``fn(*args, **kwargs)`` on the worker of ``kind`` ("whisper" | "embedding" | "io"), in turn with
-        everything else queued there."""
+        everything else queued there; ``urgent`` (someone waits for the answer): before queued work, and
+        between two batches of a running job."""
+        worker = self.workers[kind]
         try:
-            return await wait(self.workers[kind].submit(fn, *args, **kwargs))
+            return await wait((worker.submit_urgent if urgent else worker.submit)(fn, *args, **kwargs))
         except FerrumError:
             raise
         except Exception as exc:

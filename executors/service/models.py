@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import FerrumError, ModelError, wrap_unexpected
+from ..loading import load_executor
 from .events import EventHub, ModelStateChanged
 from .settings import EMBEDDING, MODEL_KINDS, WHISPER, ServiceSettings
 from .workers import Worker
@@ -62,19 +63,9 @@ def load_model(kind: str, settings: ServiceSettings) -> LoadedModel:
     start = time.perf_counter()
     try:
         with _LOAD_LOCK:
-            resolved = _resolve(kind, ref)
-            if kind == WHISPER:
-                from ..whisper.executor import WhisperModelExecutor
-
-                executor = WhisperModelExecutor.from_path(
-                    resolved.path, device=settings.device, dtype=settings.dtype, threads=settings.threads or None,
-                    quantize=settings.whisper_quantize, model_id=resolved.model_id)
-            else:
-                from ..bert.executor import BertModelExecutor
-
-                executor = BertModelExecutor.load(
-                    resolved.path, device=settings.device, dtype=settings.dtype, threads=settings.threads or None,
-                    quantize=settings.embedding_int8, model_id=resolved.model_id)
+            executor, resolved = load_executor(
+                kind, ref, device=settings.device, dtype=settings.dtype, threads=settings.threads or None,
+                quantize=settings.whisper_quantize if kind == WHISPER else settings.embedding_int8)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a FerrumError for the front-ends
         raise _load_error(exc, kind, ref) from exc
     return describe(kind, executor, str(resolved.source), time.perf_counter() - start)
@@ -87,10 +78,14 @@ def describe(kind: str, executor, source: str = "given", load_seconds: float = 0
 
 
 def dtype_text(info) -> str:
-    """"int8 (float32 activations)" for a quantised model, whose ``info.dtype`` only names the activations."""
-    quantized = (info.metadata or {}).get("quantized")
+    """"int8 (float32 activations)" for a quantised model, whose ``info.dtype`` only names the activations;
+    for a model whose int8 kernel this torch lacks, the float dtype it runs and why."""
+    metadata = info.metadata or {}
+    quantized = metadata.get("quantized")
     if quantized:
         return f"{quantized if isinstance(quantized, str) else 'int8'} ({info.dtype} activations)"
+    if metadata.get("int8_fallback"):
+        return f"{info.dtype}, not int8: {metadata['int8_fallback']}"
     return info.dtype
 
 

@@ -18,7 +18,7 @@ from .history import HistoryService
 from .jobs import Job, JobBoard
 from .models import ModelSlots
 from .settings import EMBEDDING
-from .workers import Worker
+from .workers import Worker, YieldingEmbedder
 
 FILES = "default"            # the collection files and folders are indexed into
 TRANSCRIPTS = "transcripts"  # the collection of the transcript history
@@ -47,8 +47,16 @@ class SearchService:
     def _embedder(self):
         return self._models.require(EMBEDDING).executor
 
+    def _indexing_embedder(self):
+        """The embedder for indexing: a query or an embedding request waiting goes before its next batch."""
+        return YieldingEmbedder(self._embedder(), self._worker)
+
     def _on_worker(self, fn, *args) -> Future:
         return self._worker.submit(fn, *args)
+
+    def _interactive(self, fn, *args) -> Future:
+        """Someone waits for the answer: before any queued job, and between two batches of a running one."""
+        return self._worker.submit_urgent(fn, *args)
 
     # -- embeddings and search ----------------------------------------------------------------
     def embed(self, texts: list[str]) -> Future:
@@ -58,28 +66,23 @@ class SearchService:
             vectors = self._embedder().embed(list(texts))
             self._events.sample("texts_per_s", len(texts) / max(time.perf_counter() - start, 1e-6))
             return vectors
-        return self._on_worker(run)
+        return self._interactive(run)
 
     def collections(self) -> Future:
         """Every collection of the index (``Collection`` with counts); needs no model."""
-        return self._on_worker(lambda: self.store.collections())
+        return self._interactive(lambda: self.store.collections())
 
     def search(self, query: str, k: int = 10, hybrid: bool = True, collections: list[str] | None = None,
                missing_ok: bool = False) -> Future:
         """``SearchHit``s for ``query``: over ``collections`` ranked as one, or (None) over every collection
         of the loaded embedding model. A named collection that does not exist raises ``NotFoundError``,
         or is skipped with ``missing_ok`` (a collection nothing was indexed into yet)."""
-        from ..search import search_text
+        from ..search import search_index
 
         def run():
-            embedder = self._embedder()
-            existing = {c.name: c for c in self.store.collections()}
-            if collections is None:
-                names = [name for name, c in existing.items() if c.model_id == embedder.model_id]
-            else:
-                names = [name for name in collections if name in existing or not missing_ok]
-            return search_text(self.store, embedder, query, names, k=k, hybrid=hybrid) if names else []
-        return self._on_worker(run)
+            return search_index(self.store, self._embedder(), query, collections, k=k, hybrid=hybrid,
+                                missing_ok=missing_ok)
+        return self._interactive(run)
 
     # -- indexing -------------------------------------------------------------------------------
     def index_paths(self, paths, collection: str = FILES, job_id: str | None = None) -> Job:
@@ -91,7 +94,7 @@ class SearchService:
         job = self._jobs.create("index", title, ";".join(map(str, paths)), job_id)
 
         def body(job: Job):
-            embedder = self._embedder()
+            embedder = self._indexing_embedder()
             self._jobs.started(job)
             start = time.perf_counter()
             report = index_paths(self.store, embedder, paths, collection=collection,
@@ -107,7 +110,7 @@ class SearchService:
         from ..search import index_transcript
 
         def run():
-            report = index_transcript(self.store, self._embedder(), self._history.load(record_id),
+            report = index_transcript(self.store, self._indexing_embedder(), self._history.load(record_id),
                                       collection=TRANSCRIPTS)
             self._events.emit(IndexChanged(TRANSCRIPTS))
             return report
@@ -126,7 +129,7 @@ class SearchService:
         job = self._jobs.create("index", "Transcripts", "history", job_id)
 
         def body(job: Job):
-            embedder = self._embedder()
+            embedder = self._indexing_embedder()
             entries = searchable_entries(self._history.list())
             self._jobs.started(job)
             total = IndexReport(files_removed=prune_transcripts(self.store, [e.id for e in entries], TRANSCRIPTS))
@@ -150,6 +153,15 @@ class SearchService:
             progress(Progress(len(entries), len(entries), "transcripts", ""))
             return total
         return self._jobs.run(job, self._worker, body, "indexing the transcripts")
+
+    def load_matrices(self, collections: list[str]) -> Future:
+        """Bring the search matrices of ``collections`` up to date now, so that closing the service saves
+        them beside the database, where a process that only searches (``ferrum search``) reads them."""
+        def run():
+            for collection in self.store.collections():
+                if collection.name in collections:
+                    self.store.matrix(collection)
+        return self._on_worker(run)
 
     def remove_sources(self, paths, collection: str = FILES) -> Future:
         """Drop the documents of files or folders; the future's result is how many went."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..loading import EMBEDDING, WHISPER
+
 DEFAULT_WHISPER = "whisper-tiny.en"     # = executors.models.store.DEFAULT_WHISPER (kept import-free)
 DEFAULT_EMBEDDING = "all-MiniLM-L6-v2"  # = executors.models.store.DEFAULT_EMBEDDING
-WHISPER = "whisper"
-EMBEDDING = "embedding"
 MODEL_KINDS = (WHISPER, EMBEDDING)
 # Settings that touch every executor: changing one reloads both models.
 _SHARED = ("device", "dtype", "threads")

@@ -78,31 +78,43 @@ def submit(service: EngineService, source, options=None, *, title: str | None = 
         try:
             with watch_truncations() as cut_short:
                 transcript = model.executor.transcribe(path if path is not None else source, options,
-                                                       on_segment=segment, on_progress=progress, cancel=job.token)
+                                                       on_segment=segment, on_progress=progress, cancel=job.token,
+                                                       duration=info.duration)
                 if speakers is not None:
-                    transcript = _label_speakers(transcript, path if path is not None else source, speakers,
+                    transcript = label_speakers(transcript, path if path is not None else source, speakers,
                                                  progress, job.token)
         except Exception as exc:
-            if info.record_id is not None:
-                history.end(info.record_id, "cancelled" if isinstance(exc, Cancelled) else "failed",
-                            getattr(exc, "partial", None), str(getattr(exc, "message", exc)))
+            close_failed(service, info.record_id, exc)
             raise
         seconds = time.perf_counter() - start
-        for truncation in cut_short:
-            service.events.emit(JobNotice(job.job_id, truncation.message, truncation.hint))
-        if info.record_id is not None:
-            history.end(info.record_id, "done", transcript)
-        service.events.sample("job_latency_s", seconds)
-        if transcript.duration > 0:
-            service.events.sample("rtf", seconds / transcript.duration)
-        if info.record_id is not None and transcript.segments and service.settings.auto_index_transcripts:
-            service.search.index_record_soon(info.record_id)
-        return TranscriptionResult(transcript, info.record_id, seconds, job.job_id, cut_short)
+        return finish(service, job, transcript, info.record_id, seconds, cut_short)
 
     return service.jobs.run(job, service.workers[WHISPER], body, f"transcribing {title}")
 
 
-def _label_speakers(transcript: Transcript, source, speakers, progress: Callable, cancel) -> Transcript:
+def finish(service: EngineService, job: Job, transcript: Transcript, record_id: int | None, seconds: float,
+           cut_short: list[Truncation]) -> TranscriptionResult:
+    """A transcription is done: its notices, its history record closed, its metrics, its indexing."""
+    for truncation in cut_short:
+        service.events.emit(JobNotice(job.job_id, truncation.message, truncation.hint))
+    if record_id is not None:
+        service.history.end(record_id, "done", transcript)
+    service.events.sample("job_latency_s", seconds)
+    if transcript.duration > 0:
+        service.events.sample("rtf", seconds / transcript.duration)
+    if record_id is not None and transcript.segments and service.settings.auto_index_transcripts:
+        service.search.index_record_soon(record_id)
+    return TranscriptionResult(transcript, record_id, seconds, job.job_id, cut_short)
+
+
+def close_failed(service: EngineService, record_id: int | None, exc: BaseException) -> None:
+    """Close ``record_id`` as cancelled or failed, with whatever part the error carries."""
+    if record_id is not None:
+        service.history.end(record_id, "cancelled" if isinstance(exc, Cancelled) else "failed",
+                            getattr(exc, "partial", None), str(getattr(exc, "message", exc)))
+
+
+def label_speakers(transcript: Transcript, source, speakers, progress: Callable, cancel) -> Transcript:
     from ..core.types import Progress
     from ..diarization import assign_speakers, diarize
 

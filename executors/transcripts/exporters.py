@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Union
 
 from ..core.errors import InvalidFormatError, InvalidParameterError, IOError_
+from .languages import language_code, language_name
 from .results import Segment, Transcript, Word, default_speaker_name
 from .rttm import rttm_lines
 
@@ -143,22 +144,6 @@ def to_rttm(transcript: Transcript, file_id: str = "audio") -> str:
     return rttm_lines(merged, file_id)
 
 
-def _language_name(code: str) -> str:
-    try:
-        from transformers.models.whisper.tokenization_whisper import LANGUAGES
-    except ImportError:  # pragma: no cover - transformers is a hard dependency
-        return code
-    return LANGUAGES.get(code, code)
-
-
-def _language_code(name: str) -> str:
-    try:
-        from transformers.models.whisper.tokenization_whisper import TO_LANGUAGE_CODE
-    except ImportError:  # pragma: no cover
-        return name
-    return TO_LANGUAGE_CODE.get(name.lower(), name)
-
-
 def to_verbose_json(transcript: Transcript) -> dict:
     """The shape of OpenAI's ``verbose_json`` response (language as a full name, words at top level).
 
@@ -175,7 +160,7 @@ def to_verbose_json(transcript: Transcript) -> dict:
 
     data = {
         "task": transcript.task,
-        "language": _language_name(transcript.language),
+        "language": language_name(transcript.language),
         "duration": transcript.duration,
         "text": transcript.text,
         "segments": [named({
@@ -242,7 +227,7 @@ def transcript_from_json(data: dict | str) -> Transcript:
         home = home or min(segments, key=lambda s: min(abs(s.start - mid), abs(s.end - mid)), default=None)
         if home is not None:
             home.words = (home.words or []) + [word]
-    return Transcript(language=_language_code(str(data.get("language", ""))),
+    return Transcript(language=language_code(str(data.get("language", ""))),
                       language_probability=float(data.get("language_probability", 1.0)),
                       duration=float(data.get("duration", segments[-1].end if segments else 0.0)),
                       segments=segments, task=str(data.get("task", "transcribe")),

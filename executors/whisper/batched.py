@@ -202,7 +202,8 @@ def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOption
     finish_jobs(len(jobs))
 
 
-def _load(ex, audio) -> np.ndarray:
+def load_samples(ex, audio) -> np.ndarray:
+    """The whole of ``audio`` (path, bytes or array) as 16 kHz float32 samples."""
     _, chunks = ex._open_audio(audio)
     parts = [np.asarray(c, dtype=np.float32).reshape(-1) for c in chunks]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
@@ -213,7 +214,7 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
                        on_progress: Callable[[Progress], None] | None = None,
                        cancel: CancelToken | None = None) -> Transcript:
     """The executor's ``transcribe`` when ``options.batch_windows > 1`` (options already checked)."""
-    job = _Job(ex, options, _load(ex, audio), on_segment, on_progress, cancel)
+    job = _Job(ex, options, load_samples(ex, audio), on_segment, on_progress, cancel)
     job.emitter._progress(0.0)
     try:
         _run(ex, [job], options, cancel)
@@ -226,17 +227,24 @@ def transcribe_batched(ex: "WhisperModelExecutor", audio, options: TranscribeOpt
 def transcribe_many(ex: "WhisperModelExecutor", audios: Sequence, options: TranscribeOptions | None = None,
                     cancel: CancelToken | None = None, *,
                     on_done: Callable[[int, Transcript], None] | None = None,
-                    on_progress: Callable[[int, Progress], None] | None = None) -> list[Transcript]:
+                    on_progress: Callable[[int, Progress], None] | None = None,
+                    on_segment: Callable[[int, Segment], None] | None = None) -> list[Transcript]:
     """Transcribe several inputs with their windows packed into shared batches (many short clips
     fill a batch together); one Transcript per input, in order.  Inputs finish in order:
-    ``on_progress(i, Progress)`` reports input i's seconds done as its spans finish, then
-    ``on_done(i, transcript)`` is called as soon as it is complete."""
-    options = ex._check_options(options)
+    ``on_segment(i, segment)`` and ``on_progress(i, Progress)`` report input i's segments and seconds
+    done as its spans finish, then ``on_done(i, transcript)`` is called as soon as it is complete."""
+    options = ex.check_options(options)
     if options.batch_windows < 2:
         options = replace(options, batch_windows=8)
     with ex._lock:
         ex._require_ready()
-        jobs = [_Job(ex, options, _load(ex, a),
+        if options.chunked:
+            from .chunked import transcribe_chunked
+
+            return transcribe_chunked(ex, audios, options, cancel, on_done=on_done, on_progress=on_progress,
+                                      on_segment=on_segment)
+        jobs = [_Job(ex, options, load_samples(ex, a),
+                     on_segment=None if on_segment is None else (lambda seg, i=i: on_segment(i, seg)),
                      on_progress=None if on_progress is None else (lambda p, i=i: on_progress(i, p)))
                 for i, a in enumerate(audios)]
         _run(ex, jobs, options, cancel, on_done)

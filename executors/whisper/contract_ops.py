@@ -11,6 +11,7 @@ import asyncio
 import torch
 import torch.nn.functional as F
 
+from ..core import verified
 from ..core.device import available_devices
 from ..core.errors import InvalidParameterError
 from ..core.types import (
@@ -44,7 +45,8 @@ class WhisperContractMixin:
             max_sequence_length=self.tokens.n_ctx, dtype=self.device.dtype_name, device=self.device.name,
             metadata={"encoder_layers": cfg.encoder_layers, "n_mels": cfg.num_mel_bins,
                       "multilingual": self.is_multilingual, "languages": sorted(self.tokens.lang_to_id),
-                      "quantized": self.quantized, "attention": "sdpa",
+                      "quantized": self.quantized, "int8_fallback": self.int8_fallback,
+                      "attention": {"encoder": "sdpa", "decoder": "sdpa" if self.device.kind != "cpu" else "eager"},
                       "architecture": (getattr(cfg, "architectures", None) or [type(self.model).__name__])[0]})
 
     def capabilities(self) -> ExecutorCapabilities:
@@ -52,15 +54,16 @@ class WhisperContractMixin:
         elem = torch.finfo(self.device.torch_dtype).bits // 8
         kv_per_token = 2 * cfg.decoder_layers * cfg.d_model * elem
         cross_per_sequence = 2 * cfg.decoder_layers * cfg.max_source_positions * cfg.d_model * elem
-        dtypes = ["float32", "bfloat16"] if self.device.kind == "cpu" else ["float32", "float16", "bfloat16"]
+        claims = verified.claims(verified.WHISPER, self.device.kind, available_devices())
         return ExecutorCapabilities(
             # every KV store goes through runtime.live, which refuses more rows than this
-            max_batch_size=self.max_batch_size, max_sequence_length=self.tokens.n_ctx, attention_mechanisms=["sdpa"],
+            max_batch_size=self.max_batch_size, max_sequence_length=self.tokens.n_ctx,
+            attention_mechanisms=claims.attention,
             # batches are what one caller passes (batch_prefill/batch_decode, batch_windows of one file,
             # transcribe_many); requests arriving apart are never merged into one batch
             supports_dynamic_batching=False, supports_continuous_batching=False,
             supports_speculative_decoding=True, supports_tensor_parallelism=False,
-            supports_pipeline_parallelism=False, supported_dtypes=dtypes, supported_devices=available_devices(),
+            supports_pipeline_parallelism=False, supported_dtypes=claims.dtypes, supported_devices=claims.devices,
             memory_requirements=MemoryRequirements(
                 parameter_memory=self.stats.parameter_bytes,
                 activation_memory_per_token=(cfg.d_model + cfg.decoder_ffn_dim) * elem,

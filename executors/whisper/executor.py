@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..core.allocator import held_by, release_free_pages
 from ..core.contract import ModelExecutor
 from ..core.device import DeviceChoice, resolve_device
 from ..core.errors import (
@@ -21,6 +22,7 @@ from ..core.errors import (
     UnsupportedError,
     wrap_unexpected,
 )
+from ..core.kernels import KernelUnavailable
 from ..core.stats import ExecutorStats, HeldMemory, parameter_bytes
 from ..core.turns import ModelTurns
 from ..core.types import CancelToken, ExecutorState, Progress
@@ -42,12 +44,13 @@ DEFAULT_MAX_BATCH = 16
 class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def __init__(self, model, tokenizer, mel_settings, generation_config, device: DeviceChoice,
                  model_id: str, quantized: str | None = None, num_parameters: int | None = None,
-                 max_batch_size: int | None = None):
+                 max_batch_size: int | None = None, int8_fallback: str | None = None, tokenizer_bytes: int = 0):
         self.model = model
         self.tokenizer = tokenizer
         self.device = device
         self.model_id = model_id
         self.quantized = quantized
+        self.int8_fallback = int8_fallback  # why int8 was asked for but the float weights run
         self.generation_config = generation_config
         self.tokens = SpecialTokens.from_model(tokenizer, generation_config, model.config)
         self.config = model.config
@@ -57,7 +60,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         self.runtime = WhisperRuntime(model, max_batch=self.max_batch_size)
         self.encoder_cache = self.runtime.encoder_cache
         self.log_mel = LogMel(mel_settings, device.torch_device)
-        self.stats = ExecutorStats(device.name, parameter_bytes(model), self._held_memory)
+        self.stats = ExecutorStats(device.name, parameter_bytes(model) + self.runtime.packed_bytes,
+                                   self._held_memory, tokenizer_bytes)
         self.runtime.live.on_grow = self.stats.observe_memory
         self.decoder = GreedyDecoder(self.runtime, self.tokens, self.decode_text, self.stats)
         self.handles = HandleRegistry()
@@ -75,7 +79,8 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
 
         ``quantize``: "auto" (default) = int8 linear layers on the CPU when ``dtype`` is left on
         "auto" (measured faster at the same WER, see bench/transcribe.py), float weights otherwise;
-        "int8"; None/"none" = float weights."""
+        "int8"; None/"none" = float weights. Where this torch cannot run the int8 kernel, the float
+        weights load and ``int8_fallback`` says why (logged once)."""
         from .model_files import MelSettings, WhisperTokenizer, read_config, read_generation_config
         from .network import load_network
 
@@ -88,7 +93,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         try:
             generation_config = read_generation_config(path)
             model = load_network(path, read_config(path), generation_config, choice.torch_dtype, choice.torch_device)
-            tokenizer = WhisperTokenizer.from_folder(path)
+            tokenizer, tokenizer_bytes = held_by(lambda: WhisperTokenizer.from_folder(path))
             mel_settings = MelSettings.read(path)
         except FerrumError:
             raise
@@ -97,16 +102,20 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                              "check the folder is a complete Hugging Face Whisper export") from exc
         n_params = sum(p.numel() for p in model.parameters())  # before quantisation packs the weights
         loaded = time.perf_counter()
-        applied = None
+        applied = fallback = None
         if quantize == "auto" and (dtype or "auto") != "auto":   # (B3) an explicit dtype keeps float weights
             quantize = None
         if quantize not in (None, "none", False):
-            model, applied = cls._quantize(model, quantize, choice)
+            try:
+                model, applied = cls._quantize(model, quantize, choice)
+            except KernelUnavailable as exc:
+                fallback = exc.message
         quantized = time.perf_counter()
         ex = cls(model, tokenizer, mel_settings, generation_config, choice, model_id or path.name, applied,
-                 n_params)
+                 n_params, int8_fallback=fallback, tokenizer_bytes=tokenizer_bytes)
         ex.load_timings = {"weights and tokenizer": loaded - started, "quantisation": quantized - loaded,
                            "runtime set-up": time.perf_counter() - quantized}
+        release_free_pages()  # the file's float16 tensors, float weights that int8 ones replaced
         return ex
 
     @staticmethod
@@ -131,12 +140,20 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
     def transcribe(self, audio, options: TranscribeOptions | None = None, *,
                    on_segment: Callable[[Segment], None] | None = None,
                    on_progress: Callable[[Progress], None] | None = None,
-                   cancel: CancelToken | None = None) -> Transcript:
-        """Transcribe a path, bytes or float32 16 kHz array; blocking (call it from a worker thread)."""
-        options = self._check_options(options)
+                   cancel: CancelToken | None = None, duration: float | None = None) -> Transcript:
+        """Transcribe a path, bytes or float32 16 kHz array; blocking (call it from a worker thread).
+        ``duration``: the audio's seconds when the caller has probed them already (not probed again)."""
+        options = self.check_options(options)
         try:
             with self._lock:
                 self._require_ready()
+                if options.chunked:
+                    from .chunked import transcribe_chunked
+
+                    return transcribe_chunked(
+                        self, [audio], options, cancel,
+                        on_segment=None if on_segment is None else (lambda _, seg: on_segment(seg)),
+                        on_progress=None if on_progress is None else (lambda _, p: on_progress(p)))[0]
                 if options.batch_windows > 1:
                     from .batched import transcribe_batched
 
@@ -146,7 +163,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
                 if options.vad_filter:
                     duration, chunks, timeline = self._speech_only(audio, cancel)
                 else:
-                    duration, chunks = self._open_audio(audio)
+                    duration, chunks = self._open_audio(audio, duration)
                 windows = AudioWindows(chunks, self.log_mel.hop, self.log_mel.n_samples)
                 return Longform(self, options, duration, on_segment, on_progress, cancel, timeline).run(windows)
         except FerrumError:
@@ -171,8 +188,10 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             mel, _ = self.log_mel.window(first)
             return self.detect_language_encoded(self.encode_window(mel))
 
-    # -- helpers for the long-form loop and the plug-ins (beam, word timing, batched) -----------
-    def _check_options(self, options: TranscribeOptions | None) -> TranscribeOptions:
+    # -- helpers for the long-form loop, the plug-ins (beam, word timing, batched) and dictation --
+    def check_options(self, options: TranscribeOptions | None) -> TranscribeOptions:
+        """``options`` validated against this model (languages, tasks, batch limits); English filled in
+        for an English-only model."""
         options = (options or TranscribeOptions()).validate()
         self.tokens.check_request(options.language, options.task)
         for name in ("beam_size", "best_of", "batch_windows"):
@@ -184,7 +203,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             options = replace(options, language="en")
         return options
 
-    def _open_audio(self, audio) -> tuple[float, object]:
+    def _open_audio(self, audio, duration: float | None = None) -> tuple[float, object]:
         from ..audio.decode import SAMPLE_RATE, audio_duration, iter_audio
 
         if isinstance(audio, np.ndarray):
@@ -194,7 +213,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
             return len(samples) / SAMPLE_RATE, [samples]
         if isinstance(audio, (bytes, bytearray, memoryview)):
             audio = bytes(audio)
-        return audio_duration(audio), iter_audio(audio, chunk_seconds=30.0)
+        return duration if duration is not None else audio_duration(audio), iter_audio(audio, chunk_seconds=30.0)
 
     def _speech_only(self, audio, cancel: CancelToken | None):
         """VAD: the speech of ``audio`` joined together, and the timeline that maps times back."""
@@ -209,6 +228,30 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         """[1, T, d] encoder output for one padded window ([n_mels, 3000]); cached by content."""
         with self.stats.operation("prefill", 1):
             return self.runtime.encode_cached([mel])[0]
+
+    @torch.inference_mode()
+    def encode_samples(self, samples: np.ndarray, *, short: bool = False, min_seconds: float = 1.0,
+                       pad_seconds: float = 0.0) -> torch.Tensor:
+        """[1, T, d] encoder output for up to 30 s of 16 kHz ``samples``: padded to one 30 s window
+        (T = 1500, cached), or with ``short`` only the frames there are plus ``pad_seconds``, at least
+        ``min_seconds`` (whisper.cpp's ``audio_ctx``: the positional embedding is sliced, so 3 s cost
+        about a tenth of a window and the decoder's cross-attention reads only those positions)."""
+        if not short:
+            return self.encode_window(self.log_mel.window(samples)[0])
+        mel, _ = self.log_mel.short_window(samples, min_seconds, pad_seconds)
+        runtime = self.runtime
+        with self.stats.operation("prefill", 1):
+            return runtime.encoder(mel[None].to(runtime.device, runtime.dtype))
+
+    def decode_pass(self, encoder_out: torch.Tensor, prompt: list[int], *, max_new_tokens: int,
+                    prefix: list[int] | None = None, require_text: bool = False,
+                    draft: list[int] | None = None) -> DecodeResult:
+        """One greedy pass with timestamps over one encoded window, as live dictation runs it: at most
+        ``max_new_tokens``; ``prefix``, transcript tokens forced after the prompt; ``require_text``, no
+        end of text before a word; ``draft``, tokens guessed from the last pass, checked in one forward."""
+        return self.decoder.decode_batch(encoder_out, [prompt], 0.0, timestamps=True,
+                                         max_new_tokens=max_new_tokens, prefix=prefix or [],
+                                         require_text=require_text, draft=draft or [])[0]
 
     def decode_window(self, encoder_out: torch.Tensor, prompt: list[int], options: TranscribeOptions,
                       cancel: CancelToken | None = None, *, first: DecodeResult | None = None,

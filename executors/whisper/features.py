@@ -89,6 +89,20 @@ class LogMel:
             mel = F.pad(mel, (0, self.n_frames - frames))
         return mel, frames
 
+    def short_window(self, samples: np.ndarray, min_seconds: float = 1.0,
+                     pad_seconds: float = 0.0) -> tuple[torch.Tensor, int]:
+        """Features of only the audio there is (up to 30 s), followed by ``pad_seconds`` of padding, at
+        least ``min_seconds`` long, with an even frame count (the encoder halves it); and the number of
+        frames that hold audio."""
+        mel = self(samples[: self.n_samples])
+        frames = mel.shape[-1]
+        per_second = self.sample_rate / self.hop
+        want = max(frames + int(pad_seconds * per_second), int(min_seconds * per_second))
+        want = min(want + (want % 2), self.n_frames)
+        if want > frames:
+            mel = F.pad(mel, (0, want - frames))
+        return mel, frames
+
 
 class AudioWindows:
     """Random access to ``[seek, seek + 30 s)`` over a stream of audio chunks, forward only."""

@@ -43,6 +43,11 @@ class WhisperRuntime:
         self._layers = [_LayerCalls(layer) for layer in self.decoder.layers]
 
     @property
+    def packed_bytes(self) -> int:
+        """Kernel-packed weights the runtime made beside the model's own (the fused q, k, v of int8 layers)."""
+        return sum(calls.packed_bytes for calls in self._layers)
+
+    @property
     def device(self) -> torch.device:
         return self.proj_out.weight.device
 
@@ -200,7 +205,9 @@ class _LayerCalls:
 
     def __init__(self, layer):
         sa, ca = layer.self_attn, layer.encoder_attn
-        self.self_qkv = fused([sa.q_proj, sa.k_proj, sa.v_proj], token_rows=True)
+        qkv = fused([sa.q_proj, sa.k_proj, sa.v_proj], token_rows=True)
+        self.self_qkv = qkv.call
+        self.packed_bytes = qkv.layer.packed_bytes if qkv.layer is not None else 0  # outside the model
         self.self_scaling, self.cross_scaling = sa.scaling, ca.scaling
         self.self_out, self.cross_q = token_step(sa.out_proj), token_step(ca.q_proj)
         self.cross_out, self.fc1, self.fc2 = token_step(ca.out_proj), token_step(layer.fc1), token_step(layer.fc2)

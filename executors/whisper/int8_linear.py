@@ -1,4 +1,5 @@
-"""``RowInt8Linear``: int8 weights per output channel, activations quantised per row, on fbgemm.
+"""``RowInt8Linear``: int8 weights per output channel, activations quantised per row, on fbgemm
+(``fbgemm.py``, the kernel).
 
 torch's dynamic int8 linear (``quantized::linear_dynamic``) quantises its whole input with one
 scale: a 30 s window's 1,500 encoder rows share the range of the loudest one, and a batch of
@@ -19,18 +20,20 @@ kernel's full 8-bit grid (252 steps over a row's range) where its int8 dot produ
 32 bits (AVX-512 VNNI); where it sums pairs of products in 16 bits (AVX2 without VNNI) that
 would saturate, so there the 7-bit grid (``reduce_range``, 125 steps) is used.  ``full_range_is_exact``
 asks the kernel itself which case applies.
+
+Each layer holds its int8 weight twice: ``weight_int8`` (state dict, fusing, the row sums) and the
+kernel's packed copy, which ``packed_bytes`` counts (``core.stats.parameter_bytes`` adds it).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import warnings
 
 import torch
 from torch import nn
 
 from ..core.int8 import quantize_rows
+from . import fbgemm
 
 # The calibration row's range: on the kernel's 0..255 grid scale 1/126 with zero point 127, on its
 # 0..127 grid scale 1/62.5 with zero point 63; either is a little wider than [-1, 1], so that
@@ -38,34 +41,19 @@ from ..core.int8 import quantize_rows
 _CALIBRATION = {False: (-127.0 / 126.0, 128.0 / 126.0), True: (-63.0 / 62.5, 64.0 / 62.5)}
 
 
-@contextlib.contextmanager
-def _quantized_tensors():
-    """torch warns in every process, at its first quantised tensor, that such tensors are deprecated;
-    fbgemm's kernels still take them, and a user of ``ferrum transcribe`` can do nothing about it."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*deprecated")
-        yield
-
-
 @functools.cache
 def reduce_range() -> bool:
-    """Whether activations must use the kernel's 7-bit grid on this CPU: true unless
+    """Whether activations must use the kernel's 7-bit grid on this CPU: true unless the kernel's
     ``full_range_is_exact``."""
-    return not full_range_is_exact()
-
-
-def full_range_is_exact() -> bool:
-    """Whether fbgemm's dynamic int8 linear gives the exact result for the largest 8-bit products
-    (activation 255 times weight 127): kernels that add pairs of such products in 16 bits saturate."""
-    with _quantized_tensors():
-        weight = torch.quantize_per_tensor(torch.ones(1, 64), 1.0 / 127, 0, torch.qint8)
-    packed = torch.ops.quantized.linear_prepack(weight, None)
-    return torch.ops.quantized.linear_dynamic(torch.ones(1, 64), packed, False).item() == 64.0
+    return not RowInt8Linear.kernel.full_range_is_exact()
 
 
 class RowInt8Linear(nn.Module):
+    kernel = fbgemm  # the int8 GEMM of layers made from now on (see fbgemm.py for what a kernel offers)
+
     def __init__(self, weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None):
         super().__init__()
+        self.kernel = RowInt8Linear.kernel
         out_features, in_features = weight_int8.shape
         self.in_features, self.out_features = in_features, out_features
         self.register_buffer("weight_int8", weight_int8.contiguous(), persistent=True)
@@ -74,23 +62,20 @@ class RowInt8Linear(nn.Module):
         self.register_buffer("bias", (bias.detach().float() if bias is not None else zeros).contiguous())
         # W 1 per output row, from the int8 weights the kernel actually uses
         self.register_buffer("row_sums", weight_int8.sum(dim=1, dtype=torch.int32).float() * self.scales)
-        self._pack()
-
-    def _quantized_weight(self) -> torch.Tensor:
-        with _quantized_tensors():
-            return torch._make_per_channel_quantized_tensor(
-                self.weight_int8, self.scales.double(), torch.zeros(self.out_features, dtype=torch.long), 0)
-
-    def _pack(self) -> None:
-        self._packed = torch.ops.quantized.linear_prepack(self._quantized_weight(), None)
-        calibration = torch.zeros(self.in_features)
         self._reduce_range = reduce_range()
+        calibration = torch.zeros(in_features)
         calibration[0], calibration[-1] = _CALIBRATION[self._reduce_range]
         self._calibration = calibration
+        self._packed = None
+        self._pack()
 
-    def packed_with_bias(self):
-        """fbgemm's packed weight with the bias, for ``quantized::linear_dynamic`` on its own."""
-        return torch.ops.quantized.linear_prepack(self._quantized_weight(), self.bias)
+    def _pack(self) -> None:
+        self._packed = self.kernel.pack(self.weight_int8, self.scales)
+
+    @property
+    def packed_bytes(self) -> int:
+        """Bytes of the kernel's packed weight, which no tensor of this module counts (0 once shared)."""
+        return self._packed.nbytes if self._packed is not None else 0
 
     @classmethod
     def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:
@@ -107,7 +92,18 @@ class RowInt8Linear(nn.Module):
         return cls(torch.cat([p.weight_int8 for p in parts]), torch.cat([p.scales for p in parts]),
                    torch.cat([p.bias for p in parts]))
 
+    def share(self, whole: RowInt8Linear, first_row: int) -> None:
+        """Become rows ``first_row``.. of ``whole`` (a ``concat`` of this layer and others): the tensors
+        turn into views of its tensors and the packed copy is dropped (packed again if this layer is
+        ever called on its own)."""
+        rows = slice(first_row, first_row + self.out_features)
+        for name in ("weight_int8", "scales", "bias", "row_sums"):
+            setattr(self, name, getattr(whole, name)[rows])
+        self._packed = None
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self._packed is None:
+            self._pack()
         shape = x.shape
         rows = x.reshape(-1, self.in_features)
         m = rows.shape[0]
@@ -120,9 +116,23 @@ class RowInt8Linear(nn.Module):
         unit = torch.empty(m + 1, self.in_features, dtype=rows.dtype)
         torch.addcmul(-centre * inverse, rows, inverse, out=unit[:m])       # (x - c) / a, in [-1, 1]
         unit[m] = self._calibration
-        out = torch.ops.quantized.linear_dynamic(unit, self._packed, self._reduce_range)[:m]
+        out = self.kernel.linear(unit, self._packed, self._reduce_range)[:m]
         out = torch.addcmul(torch.addmm(self.bias, centre, self.row_sums[None, :]), half, out)
         return out.reshape(*shape[:-1], self.out_features)
+
+    def token_rows(self, x: torch.Tensor) -> torch.Tensor:
+        """``forward`` for inputs of one row per window ([B, 1, in], decoder steps): each window's row
+        goes to the kernel alone, which quantises it over its own range, so its result is the same
+        whatever the batch, at the cost of one kernel call instead of the dozen small operations
+        ``forward`` needs to give every row of a larger input its own range."""
+        if x.dim() != 3 or x.shape[1] != 1:
+            return self.forward(x)
+        if self._packed is None:
+            self._pack()
+        kernel, packed, reduce = self.kernel.linear, self._packed, self._reduce_range
+        if x.shape[0] == 1:
+            return kernel(x, packed, reduce).add_(self.bias)
+        return torch.stack([kernel(row, packed, reduce) for row in x.unbind(0)]).add_(self.bias)
 
     def _load_from_state_dict(self, *args, **kwargs):
         super()._load_from_state_dict(*args, **kwargs)

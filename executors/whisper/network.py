@@ -169,6 +169,9 @@ def load_network(folder: Path, cfg, generation_config, dtype: torch.dtype, devic
     if missing:
         raise ModelError(f"The Whisper weights in {folder} lack {len(missing)} tensors (first: {missing[0]})",
                          "check the folder is a complete Hugging Face Whisper export")
-    net.load_state_dict({k: state[k] for k in expected}, strict=False, assign=True)
+    # copies, also where the dtype already matches: a tensor left on safetensors' memory map keeps the
+    # whole file mapped, and its pages resident once read, after quantisation has replaced it
+    net.load_state_dict({k: state[k].to(device=device, dtype=dtype, copy=True) for k in expected},
+                        strict=False, assign=True)
     net.proj_out.weight = net.model.decoder.embed_tokens.weight  # assign=True replaced the tied parameter
     return net.to(device=device, dtype=dtype).eval()

@@ -34,6 +34,9 @@ class TranscribeOptions:
     repetition_threshold: int | None = 3  # an n-gram of words this many times in a row (1 word: once more)
                                           # is a loop: retry hotter; None = off
     batch_windows: int = 1               # >1: decode several 30 s windows (of one file or many) together
+    chunked: bool = False                # fast long files: VAD speech chunks decoded independently, in
+                                         # batches (of 8 unless batch_windows says more), one segment per
+                                         # window; executors/whisper/chunked.py
     extra: dict = field(default_factory=dict)
 
     def validate(self) -> "TranscribeOptions":

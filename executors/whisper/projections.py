@@ -9,14 +9,21 @@ round trip instead of three.  Results are bit-identical to calling the modules o
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .int8_linear import RowInt8Linear, reduce_range
+from .int8_linear import RowInt8Linear
 
 Projection = Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Fused:
+    call: Projection
+    layer: RowInt8Linear | None = None  # the int8 layer made for the call, which holds the parts' weights
 
 
 def direct(module: nn.Module) -> Projection:
@@ -32,20 +39,25 @@ def direct(module: nn.Module) -> Projection:
 
 def token_step(module: nn.Module) -> Projection:
     """``direct(module)`` for a decoder layer that a step feeds one token per window: an int8 layer
-    then quantises each such row with fbgemm's own dynamic range, in one kernel call per row."""
-    return _int8_token_rows(module) if isinstance(module, RowInt8Linear) else direct(module)
+    then quantises each such row with the kernel's own dynamic range (``RowInt8Linear.token_rows``)."""
+    return module.token_rows if isinstance(module, RowInt8Linear) else direct(module)
 
 
-def fused(parts: list[nn.Module], *, token_rows: bool = False) -> Projection:
+def fused(parts: list[nn.Module], *, token_rows: bool = False) -> Fused:
     """One projection whose output is the outputs of ``parts`` (same input) side by side
-    (``token_rows``: as ``token_step`` makes it)."""
+    (``token_rows``: as ``token_step`` makes it). The parts' weights become views of the fused ones,
+    so no weight is held twice."""
     if all(isinstance(p, RowInt8Linear) for p in parts):
         layer = RowInt8Linear.concat(parts)
-        return _int8_token_rows(layer) if token_rows else layer.forward
+        first = 0
+        for part in parts:
+            part.share(layer, first)
+            first += part.out_features
+        return Fused(layer.token_rows if token_rows else layer.forward, layer)
     if all(type(p) is nn.Linear for p in parts):
-        return _fused_float(parts)
+        return Fused(_fused_float(parts))
     calls = [direct(p) for p in parts]
-    return lambda x: torch.cat([c(x) for c in calls], dim=-1)
+    return Fused(lambda x: torch.cat([c(x) for c in calls], dim=-1))
 
 
 def _bias_or_zeros(bias: torch.Tensor | None, rows: int, like: torch.Tensor) -> torch.Tensor:
@@ -54,7 +66,6 @@ def _bias_or_zeros(bias: torch.Tensor | None, rows: int, like: torch.Tensor) -> 
 
 @torch.no_grad()
 def _fused_float(parts: list[nn.Linear]) -> Projection:
-    # The parts' weights become views of the fused one, so no weight is held twice.
     weight = torch.cat([p.weight.detach() for p in parts])
     bias = torch.cat([_bias_or_zeros(p.bias, p.out_features, weight) for p in parts])
     at = 0
@@ -65,23 +76,3 @@ def _fused_float(parts: list[nn.Linear]) -> Projection:
             p.bias.data = bias[rows]
         at += p.out_features
     return lambda x: F.linear(x, weight, bias)
-
-
-def _int8_token_rows(layer: RowInt8Linear) -> Projection:
-    """Inputs of one row per window ([B, 1, in], decoder steps) go to fbgemm's dynamic int8 linear one
-    window at a time: a single row is quantised over its own range, so each window's result is the
-    same whatever the batch, and the call costs one kernel launch instead of the dozen small
-    operations ``RowInt8Linear`` needs to give every row of a larger input its own range.  Other
-    inputs (prompts, the encoder's rows) go to ``RowInt8Linear``."""
-    packed = layer.packed_with_bias()
-    many_rows = layer.forward
-    kernel, reduce = torch.ops.quantized.linear_dynamic, reduce_range()
-
-    def call(x: torch.Tensor) -> torch.Tensor:
-        if x.dim() != 3 or x.shape[1] != 1:
-            return many_rows(x)
-        if x.shape[0] == 1:
-            return kernel(x, packed, reduce)
-        return torch.stack([kernel(row, packed, reduce) for row in x.unbind(0)])
-
-    return call

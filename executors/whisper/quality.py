@@ -115,12 +115,20 @@ def nobody_speaks(result: DecodeResult, options: TranscribeOptions, audio: Windo
 
 def model_says_silence(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None) -> bool:
     """The reference rule: the model says no speech and the text is unlikely; unless the detector hears
-    speech through most of the window (a word said once, a clip cut to its speech)."""
+    speech through most of the window (a clip cut to its speech), or hears the text said: speech enough
+    for its words at a speaking rate, with no slack, ending where the speech ends (a word said once in a
+    short clip, "start.", which faint noise's one-word hallucinations do not have)."""
     if options.no_speech_threshold is None or result.no_speech_prob <= options.no_speech_threshold:
         return False
     if options.log_prob_threshold is not None and result.avg_logprob > options.log_prob_threshold:
         return False
-    return audio is None or not audio.mostly_speech()
+    return audio is None or not (audio.mostly_speech() or heard_saying(result, audio))
+
+
+def heard_saying(result: DecodeResult, audio: WindowAudio) -> bool:
+    """Whether the speech the detector hears holds ``result``'s words at a speaking rate (no slack)."""
+    return audio.hears_speech() and not result.ran_out and audio.holds(word_count(result.text), result.end_time,
+                                                                       slack=0)
 
 
 def mostly_loop(text: str, repeats: int | None) -> bool:

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from ..core.errors import InvalidParameterError, UnsupportedError
+from ..core.kernels import report
 from .int8_linear import RowInt8Linear
 
 MODES = ("none", "int8", "auto")
@@ -79,23 +80,23 @@ def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS):
 
     ``proj_out`` (the vocabulary projection, the largest matmul of every decoder step) gets its own
     int8 copy of the weight it shares with the token embedding, which stays float32 for the
-    embedding lookup. That is what CTranslate2's int8 does too."""
+    embedding lookup. That is what CTranslate2's int8 does too. Every int8 layer is built before the
+    first one replaces its float layer, so a kernel that fails leaves the model as it was."""
     unknown = set(groups) - set(GROUPS)
     if unknown:
         raise InvalidParameterError(f"Unknown int8 layer groups {sorted(unknown)}", f"use some of {GROUPS}")
     if next(model.parameters()).dtype != torch.float32:
         model = model.float()
     depth = model.config.encoder_layers
-    targets = {name for name, mod in model.named_modules()
-               if isinstance(mod, nn.Linear) and layer_group(name, depth) in groups}
-    if not targets:
+    built = {name: RowInt8Linear.from_linear(mod) for name, mod in model.named_modules()
+             if isinstance(mod, nn.Linear) and layer_group(name, depth) in groups}
+    if not built:
         return model
     tied = getattr(getattr(model, "proj_out", None), "weight", None)
-    for name in targets:
+    for name, layer in built.items():
         parent_name, _, attr = name.rpartition(".")
-        parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, attr, RowInt8Linear.from_linear(getattr(parent, attr)))
-    if "proj_out" in targets and isinstance(tied, torch.Tensor):
+        setattr(model.get_submodule(parent_name) if parent_name else model, attr, layer)
+    if "proj_out" in built and isinstance(tied, torch.Tensor):
         model.proj_out = Int8Head(model.proj_out, tied)
     return model
 
@@ -115,10 +116,21 @@ class Int8Head(nn.Module):
 
 def quantize_model(model, mode: str | bool | None, device):
     """Apply ``mode`` ('none' | 'int8' | 'auto') for ``device`` (a DeviceChoice or a kind such as
-    'cpu'); returns (model, applied mode)."""
+    'cpu'); returns (model, applied mode).
+
+    Raises ``KernelUnavailable`` (the model unchanged, the reason logged once) where the int8 kernel
+    is missing from this torch, fails, or answers wrongly: the caller keeps the float weights."""
     applied = resolve_mode(mode, getattr(device, "kind", device))
-    if applied == "int8":
+    if applied != "int8":
+        return model, applied
+    kernel = RowInt8Linear.kernel
+    unavailable = kernel.problem()
+    if unavailable is not None:
+        raise unavailable
+    try:
         model = quantize_int8(model)
+    except (RuntimeError, NotImplementedError, AttributeError, TypeError) as exc:  # probed fine, failed here
+        raise report(kernel.NAME, f"{type(exc).__name__}: {exc}", "loading the float32 weights instead") from exc
     return model, applied
 
 

@@ -63,9 +63,9 @@ class WindowAudio:
         """Speech through at least half of the audio (a word said alone, a clip cut to its speech)."""
         return self.hears_speech() and self.speech_seconds() >= 0.5 * self.duration
 
-    def holds(self, words: int, last_time: float | None = None) -> bool:
+    def holds(self, words: int, last_time: float | None = None, slack: float = SLACK_WORDS) -> bool:
         """Whether this audio has speech enough for ``words`` words ending at ``last_time`` seconds
-        (None: the text carries no times)."""
-        if words > WORDS_PER_SPEECH_SECOND * self.speech_seconds() + SLACK_WORDS:
+        (None: the text carries no times); ``slack``: words allowed beyond the speaking rate."""
+        if words > WORDS_PER_SPEECH_SECOND * self.speech_seconds() + slack:
             return False
         return last_time is None or last_time <= self.last_speech_end() + TAIL_SECONDS

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from executors.core.errors import FerrumError
 
-from ..panel_typing import PanelTyping
+from ..anywhere.panel_typing import PanelTyping
 from ..widgets.language_choice import LanguageChoice
 from ..widgets.level_meter import LevelMeter
 from ..widgets.tasks import TaskSet

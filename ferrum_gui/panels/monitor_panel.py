@@ -1,7 +1,9 @@
 """Monitor panel: each executor's status and counters, capabilities, cache metrics, live plots.
 
 Everything is driven by the host's signals (statusUpdated/metricsUpdated at ≥1 Hz, sample);
-the panel never calls into an executor itself.
+the panel never calls into an executor itself. The page scrolls up and down, and only the page: its
+tables are as large as their contents, and the boxes stand side by side where the page is wide
+enough for them, one above the other where it is not.
 """
 
 from __future__ import annotations
@@ -9,8 +11,17 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
-                               QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from executors.service.models import dtype_text
 
@@ -74,6 +85,7 @@ class ExecutorCard(QGroupBox):
         self.name = name
         self.state_label = QLabel("waiting to load")
         self.state_label.setObjectName("PanelSubtitle")
+        self.state_label.setWordWrap(True)  # a long model name wraps rather than widening the page
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)
@@ -81,6 +93,7 @@ class ExecutorCard(QGroupBox):
         self.busy.hide()
         self.table = KeyValueTable("Loading the model… its status appears here once it is ready.",
                                    per_row=2, fit_rows=11)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._message = ""
         top = QHBoxLayout()
         top.addWidget(self.state_label, 1)
@@ -132,6 +145,7 @@ class ExecutorCard(QGroupBox):
             ("Last operation", last),
         ]
         self.table.set_pairs(pairs)
+        _fit_columns(self.table)
 
 
 class MonitorPanel(QWidget):
@@ -152,16 +166,16 @@ class MonitorPanel(QWidget):
         self.plots = LivePlots(SERIES)
 
         content = QWidget()
-        grid = QGridLayout(content)
-        grid.setContentsMargins(12, 4, 12, 12)
-        grid.setHorizontalSpacing(12)
-        grid.setVerticalSpacing(6)
-        grid.addWidget(self.cards["whisper"], 0, 0)
-        grid.addWidget(self.cards["embedding"], 0, 1)
-        grid.addWidget(_boxed("Live, last 5 minutes (refreshed every second)", self.plots), 1, 0, 1, 2)
-        grid.addWidget(_boxed("Capabilities", self.capabilities), 2, 0)
-        grid.addWidget(_boxed("Cache metrics", self.caches), 2, 1)
-        grid.setRowStretch(3, 1)
+        self._grid = QGridLayout(content)
+        self._grid.setContentsMargins(12, 4, 12, 12)
+        self._grid.setHorizontalSpacing(12)
+        self._grid.setVerticalSpacing(6)
+        # the left and the right box of each row, side by side; one column: all of them in this order
+        self._pairs = [(self.cards["whisper"], self.cards["embedding"]),
+                       (_boxed("Live, last 5 minutes (refreshed every second)", self.plots), None),
+                       (_boxed("Capabilities", self.capabilities), _boxed("Cache metrics", self.caches))]
+        self.columns = 0
+        self._lay_out(2)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -177,6 +191,45 @@ class MonitorPanel(QWidget):
         for name in TITLES:
             self._on_model_state(name, *host.model_state(name))
         host.poll()  # fill the tables now rather than at the next tick
+
+    # ---- layout: two columns where they fit, else one --------------------------------------
+    def _lay_out(self, columns: int) -> None:
+        if columns == self.columns:
+            return
+        self.columns = columns
+        grid = self._grid
+        for row in range(grid.rowCount()):
+            grid.setRowStretch(row, 0)
+        for box in (box for pair in self._pairs for box in pair if box is not None):
+            grid.removeWidget(box)
+        row = 0
+        for left, right in self._pairs:
+            if columns == 2:
+                grid.addWidget(left, row, 0, 1, 1 if right is not None else 2)
+                if right is not None:
+                    grid.addWidget(right, row, 1)
+                row += 1
+            else:
+                for box in (left, right):
+                    if box is not None:
+                        grid.addWidget(box, row, 0, 1, 2)
+                        row += 1
+        grid.setRowStretch(row, 1)
+
+    def _two_columns_width(self) -> int:
+        """The page width two columns need: the widest row of boxes side by side."""
+        margins = self._grid.contentsMargins()
+        rows = [left.minimumSizeHint().width() + self._grid.horizontalSpacing() + right.minimumSizeHint().width()
+                for left, right in self._pairs if right is not None]
+        return max(rows) + margins.left() + margins.right()
+
+    def _fit_page(self) -> None:
+        room = self.width() - self.scroll.verticalScrollBar().sizeHint().width()
+        self._lay_out(2 if room >= self._two_columns_width() else 1)
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_page()
 
     # read-back helpers (tests, screenshots)
     def state_text(self, name: str) -> str | None:
@@ -215,10 +268,11 @@ class MonitorPanel(QWidget):
                              f"{c.entries:,}", format_bytes(c.bytes), f"{c.evictions:,}"])
         self.caches.set_rows(rows)
         _fit_columns(self.caches)
+        self._fit_page()  # wider tables may no longer fit side by side
 
 
 def _fit_columns(table) -> None:
-    """Never narrower than its columns' words ("Misses", not "Misse"): the page scrolls instead."""
+    """Never narrower than its columns' words ("Misses", not "Misse"): the page lays out around it."""
     header = table.horizontalHeader()
     needed = sum(max(header.sectionSizeHint(c), table.sizeHintForColumn(c)) for c in range(table.columnCount()))
     table.setMinimumWidth(needed + 2 * table.frameWidth() + 2)

@@ -128,7 +128,7 @@ class SearchPanel(FileDrops, QWidget):
                              QLineEdit.ActionPosition.LeadingPosition)
         self.hybrid = QCheckBox("Hybrid")
         self.hybrid.setChecked(True)
-        self.hybrid.setToolTip("Combine meaning (vectors) with exact keywords (BM25)")
+        self.hybrid.setToolTip("Rank by meaning and by how many of your words a passage holds; off: meaning alone")
         self.top_k = QSpinBox()
         self.top_k.setRange(1, 100)
         self.top_k.setValue(10)
@@ -385,8 +385,8 @@ class SearchPanel(FileDrops, QWidget):
     def open_result(self, hit) -> None:
         record_id = transcript_record_id(hit)
         if record_id is not None:
-            segment_ids = list(getattr(hit, "segment_ids", None) or [])
-            self.openTranscript.emit(record_id, int(segment_ids[0]) if segment_ids else -1)
+            segment_id = hit.focus_segment_id  # the segment holding the match
+            self.openTranscript.emit(record_id, int(segment_id) if segment_id is not None else -1)
             return
         path = Path(str(hit.source))
         if not path.is_file():

@@ -50,6 +50,10 @@ class Playback(QObject):
         self.stop_action.setEnabled(False)
 
     def shutdown(self) -> None:
+        """The window closes: a segment still playing stops now, not from its stream's own thread while
+        the interpreter finalises."""
+        if self.playing:
+            self.host.stop_playback()
         self._timer.stop()
 
 

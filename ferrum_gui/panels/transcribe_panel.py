@@ -24,6 +24,7 @@ from executors.core.errors import InvalidParameterError
 from executors.transcripts.exporters import export_target
 from executors.transcripts.results import Segment, Transcript
 
+from ..watch.controller import watch_controller
 from ..widgets.actions import group_box, text_tool_button
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.job_list import JobList, JobState
@@ -61,6 +62,7 @@ class TranscribePanel(QWidget):
         self._build()
         self._connect()
         self.refresh_history()
+        watch_controller(host).attach(self)  # a watched folder's new recordings come to this queue
 
     # --- layout --------------------------------------------------------------------------
 
@@ -81,16 +83,15 @@ class TranscribePanel(QWidget):
         self.clear_button = text_tool_button(self, "Clear finished", QStyle.StandardPixmap.SP_DialogResetButton,
                                              "Remove finished jobs from the queue", self._clear_finished)
         self.clear_button.setAutoRaise(True)
-        top = QHBoxLayout()
-        top.setSpacing(8)
-        top.addWidget(self.open_button)
-        top.addWidget(self.options_bar, 1)
-
         self.jobs = JobList()
         self.history_pane = HistoryPane(self.host, lambda rid: rid in self.queue.active_records(), self)
         self.history = self.history_pane.list
         queue_box = group_box("Queue", self.jobs)
-        queue_box.layout().addWidget(self.clear_button, 0, Qt.AlignmentFlag.AlignRight)
+        queue_buttons = QHBoxLayout()  # under the queue they fill, not beside the options: the window stays narrow
+        queue_buttons.addWidget(self.open_button)
+        queue_buttons.addStretch(1)
+        queue_buttons.addWidget(self.clear_button)
+        queue_box.layout().addLayout(queue_buttons)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(queue_box)
         left.addWidget(self.history_pane)
@@ -127,7 +128,7 @@ class TranscribePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 12, 12, 12)
         layout.setSpacing(8)
-        layout.addLayout(top)
+        layout.addWidget(self.options_bar)
         layout.addWidget(split, 1)
         layout.addWidget(self.status)
         self._update_model_state(*self.host.model_state("whisper"))
@@ -169,7 +170,8 @@ class TranscribePanel(QWidget):
         """Queue files for transcription with the current options; folders give their audio and video
         files (subfolders too), and what was skipped is told. Returns the job ids."""
         chosen = select_media(paths)
-        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size))
+        options = replace(self.options_bar.options(), batch_windows=max(1, self.host.settings.batch_size),
+                          chunked=self.host.settings.fast_long_files)
         ids = self.queue.enqueue(chosen.files, options) if chosen.files else []
         self._tell_selection(chosen)
         return ids
@@ -386,6 +388,7 @@ class TranscribePanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop the queue and any pending panel work (the window is closing)."""
+        watch_controller(self.host).detach(self)  # first: the queue's cancellations are not outcomes
         self.history_pane.shutdown()
         self.playback.shutdown()
         self.queue.shutdown()

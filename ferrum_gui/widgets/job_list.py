@@ -137,6 +137,7 @@ class JobList(PlaceholderMixin, QTreeWidget):
         job.item.setIcon(COL_STATE, self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
         self._tick.start()
         self._refresh_row(job)
+        self.scrollToItem(job.item)  # a long queue shows the job it is working on
 
     def set_progress(self, job_id: str, done: float, total: float) -> None:
         job = self._jobs.get(job_id)

@@ -6,7 +6,7 @@ import collections
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -48,7 +48,9 @@ class SeriesBuffer:
 
 
 class LivePlots(QWidget):
-    """A grid of small plots, one per series; redrawn once a second while visible."""
+    """A grid of small plots, one per series; redrawn once a second while visible. Their background,
+    axes and titles are the palette's, and follow a theme switch. The grid has as many columns (up to
+    ``COLUMNS``) as fit the width with every title whole."""
 
     COLUMNS = 3
     ROW_HEIGHT = 200
@@ -58,7 +60,9 @@ class LivePlots(QWidget):
         self.specs = list(specs)
         self.buffers = {spec.key: SeriesBuffer() for spec in self.specs}
         self._curves: dict = {}
+        self._plots: dict = {}
         self._graphics = None
+        self.columns = self.COLUMNS
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._loading = QLabel("Plots appear here…")
@@ -75,6 +79,7 @@ class LivePlots(QWidget):
         self.buffers[spec.key] = SeriesBuffer()
         if self._graphics is not None:
             self._add_plot(spec, len(self.specs) - 1)
+            self._follow_palette()
 
     def record(self, key: str, value: float) -> None:
         buffer = self.buffers.get(key)
@@ -85,6 +90,7 @@ class LivePlots(QWidget):
         super().showEvent(event)
         if self._graphics is None:
             self._build()
+            self._fit_columns()
         self._timer.start()
         self.refresh()
 
@@ -92,27 +98,79 @@ class LivePlots(QWidget):
         self._timer.stop()
         super().hideEvent(event)
 
+    def resizeEvent(self, event):  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._graphics is not None:
+            self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        columns = self._fitting_columns()
+        if columns != self.columns:
+            self._rebuild(columns)
+
+    def _fitting_columns(self) -> int:
+        """The most columns whose plots, each at least as wide as its title and axis, fit the width."""
+        widths = [plot.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for plot in self._plots.values()]
+        grid = self._graphics.ci.layout
+        left, _, right, _ = grid.getContentsMargins()
+        for columns in range(self.COLUMNS, 1, -1):
+            needed = sum(max(widths[j::columns]) for j in range(columns)) + grid.horizontalSpacing() * (columns - 1)
+            if needed + left + right <= self.width():
+                return columns
+        return 1
+
+    def _rebuild(self, columns: int) -> None:
+        """The plots again in ``columns`` columns (their samples are kept in the buffers)."""
+        self._layout.removeWidget(self._graphics)
+        self._graphics.deleteLater()
+        self._graphics = None
+        self._plots.clear()
+        self._curves.clear()
+        self.columns = columns
+        self._build()
+        self.refresh()
+
+    def changeEvent(self, event):  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._graphics is not None:
+            self._follow_palette()
+
     def _build(self) -> None:
         import pyqtgraph as pg
 
-        palette = self.palette()
-        pg.setConfigOptions(antialias=True, background=palette.color(QPalette.ColorRole.Base),
-                            foreground=palette.color(QPalette.ColorRole.Text))
+        pg.setConfigOptions(antialias=True)
         self._graphics = pg.GraphicsLayoutWidget()
-        self._pen = pg.mkPen(palette.color(QPalette.ColorRole.Highlight), width=2)
-        self._brush = pg.mkBrush(palette.color(QPalette.ColorRole.Highlight))
         self._loading.hide()
         self._layout.addWidget(self._graphics)
         for i, spec in enumerate(self.specs):
             self._add_plot(spec, i)
+        self._follow_palette()
+
+    def _follow_palette(self) -> None:
+        """Paint the plots in the palette's colours: Base behind, Text for axes and titles, Highlight
+        for the curves."""
+        import pyqtgraph as pg
+
+        palette = self.palette()
+        text, accent = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Highlight)
+        self._graphics.setBackground(palette.color(QPalette.ColorRole.Base))
+        for key, plot in self._plots.items():
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setPen(text)
+                plot.getAxis(side).setTextPen(text)
+            plot.titleLabel.setText(plot.titleLabel.text, color=text.name())
+            curve = self._curves[key]
+            curve.setPen(pg.mkPen(accent, width=2))
+            if curve.opts.get("symbol") is not None:
+                curve.setSymbolBrush(pg.mkBrush(accent))
 
     def _fit_height(self) -> None:
-        rows = -(-len(self.specs) // self.COLUMNS)
+        rows = -(-len(self.specs) // self.columns)
         self._graphics.setMinimumHeight(rows * self.ROW_HEIGHT)
 
     def _add_plot(self, spec: SeriesSpec, index: int) -> None:
         self._fit_height()
-        plot = self._graphics.addPlot(row=index // self.COLUMNS, col=index % self.COLUMNS)
+        plot = self._graphics.addPlot(row=index // self.columns, col=index % self.columns)
         plot.setTitle(spec.title + (f" ({spec.unit})" if spec.unit else ""), size="9pt")
         plot.setXRange(-WINDOW_S, 0, padding=0.01)
         plot.setLimits(xMin=-WINDOW_S, xMax=0)
@@ -121,8 +179,9 @@ class LivePlots(QWidget):
         plot.hideButtons()
         plot.getAxis("bottom").setLabel("seconds ago")
         plot.enableAutoRange(axis="y")
-        symbols = dict(symbol="o", symbolSize=6, symbolBrush=self._brush, symbolPen=None) if spec.points else {}
-        self._curves[spec.key] = plot.plot([], [], pen=self._pen, **symbols)
+        symbols = dict(symbol="o", symbolSize=6, symbolPen=None) if spec.points else {}
+        self._curves[spec.key] = plot.plot([], [], **symbols)
+        self._plots[spec.key] = plot
 
     def refresh(self) -> None:
         if self._graphics is None:

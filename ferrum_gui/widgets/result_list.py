@@ -1,5 +1,6 @@
 """Search results, one card per document: its name and folder, how relevant it is in words, and
-its best passages with the matched words highlighted (a transcript's passages with their times).
+its best passages, each shown around its best match with the matched words highlighted (a
+transcript's passages with the time of the segment holding the match).
 
 Cards are item widgets whose row height follows the list's width. The list keeps its own record
 of the cards it has built: Qt may resize the viewport while rows are still being inserted (a
@@ -46,31 +47,14 @@ def transcript_record_id(hit: Any) -> int | None:
     return int(rid) if rid is not None else record_of(str(getattr(hit, "source", "")))
 
 
-def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """A window of ``text`` around the first matched term, with ellipses where it was cut."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    lower = flat.lower()
-    hits = [lower.find(t.lower()) for t in terms if t and lower.find(t.lower()) >= 0]
-    start = max(0, min(hits) - width // 4) if hits else 0
-    start = min(start, len(flat) - width)
-    if start > 0 and flat[start - 1] != " ":  # begin and end on whole words
-        start = flat.find(" ", start) + 1 or start
-    end = start + width
-    if end < len(flat) and flat[end] != " ":
-        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
-    out = flat[start:end]
-    width = end - start
-    return ("…" if start > 0 else "") + out + ("…" if start + width < len(flat) else "")
-
-
 class _DocumentCard(QWidget):
     """One document: a header (icon, name, folder, relevance) over its best passages."""
 
     passageActivated = Signal(object)  # the SearchHit of a clicked passage time
 
     def __init__(self, result: DocumentResult, query: str, parent=None):
+        from executors.search.matching import excerpt
+
         super().__init__(parent)
         self.result = result
         is_transcript = result.record_id is not None or result.doc_kind.value == "transcript"
@@ -112,9 +96,9 @@ class _DocumentCard(QWidget):
         shown = result.hits[:PASSAGES_SHOWN]
         for i, hit in enumerate(shown):
             terms = list(hit.matched_terms or []) or query_terms(query)
-            text = highlight_html(snippet(hit.text, terms, SNIPPET_CHARS if i == 0 else MORE_CHARS), terms)
-            if hit.start_time is not None:
-                text = f'<a href="{i}">{html.escape(format_clock(hit.start_time))}</a>&nbsp;&nbsp;{text}'
+            text = highlight_html(excerpt(hit.text, hit.match_span, SNIPPET_CHARS if i == 0 else MORE_CHARS), terms)
+            if hit.start_time is not None:  # the time of the segment that holds the match
+                text = f'<a href="{i}">{html.escape(format_clock(hit.focus_time))}</a>&nbsp;&nbsp;{text}'
             label = QLabel(text)
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setWordWrap(True)

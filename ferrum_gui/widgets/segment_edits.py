@@ -1,8 +1,9 @@
-"""Undoable edits of segment text (QUndoStack commands) and the editor a segment row opens.
+"""Undoable edits of a transcript (QUndoStack commands) and the editor a segment row opens.
 
 Every change of a segment's text, typed or reverted, is one ``SetSegmentText`` command on the
-transcript view's undo stack; applying it (redo or undo) goes through the view, which shows the
-text and emits ``segmentEdited`` so the panel saves it. Nothing else changes segment text.
+transcript view's undo stack, and every speaker rename one ``RenameSpeaker``; applying either (redo
+or undo) goes through the view, which shows the change and emits ``segmentEdited`` or
+``speakerRenamed`` so the panel saves it. Nothing else changes segment text or speaker names.
 """
 
 from __future__ import annotations
@@ -21,6 +22,20 @@ class SetSegmentText(QUndoCommand):
 
     def undo(self) -> None:
         self.view.apply_text(self.segment_id, self.old)
+
+
+class RenameSpeaker(QUndoCommand):
+    """``label`` shown as ``new`` instead of ``old`` (an empty name: the default "Speaker N")."""
+
+    def __init__(self, view, label: str, old: str, new: str):
+        super().__init__("Rename speaker")
+        self.view, self.label, self.old, self.new = view, label, old, new
+
+    def redo(self) -> None:
+        self.view.apply_speaker_name(self.label, self.new)
+
+    def undo(self) -> None:
+        self.view.apply_speaker_name(self.label, self.old)
 
 
 class SegmentTextDelegate(QStyledItemDelegate):

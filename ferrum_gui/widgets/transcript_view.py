@@ -4,7 +4,8 @@ them, word timings; clicking a timestamp plays the segment.
 Editing starts only deliberately (double-click, F2) with the whole text kept and the cursor at
 its end, so a stray key on a selected row changes nothing. Every change, typed or reverted, is a
 command on ``undo_stack`` (Ctrl+Z / Ctrl+Shift+Z in the panel) and is announced on
-``segmentEdited`` for saving. Rows whose text differs from what was recognised are marked.
+``segmentEdited`` for saving; so is every speaker rename (``speakerRenamed``). Rows whose text
+differs from what was recognised are marked.
 
 The Speaker column shows only for diarized transcripts (shown between time and text; logically
 after text so the other columns keep their indices); double-clicking a speaker renames it.
@@ -12,21 +13,23 @@ after text so the other columns keep their indices); double-clicking a speaker r
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap, QPolygonF, QUndoStack
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QInputDialog,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
 )
 
 from executors.transcripts.results import Segment, default_speaker_name
 
+from ..icons import media_icon
 from .highlight import format_clock_ms
 from .placeholder import PlaceholderMixin
-from .segment_edits import SegmentTextDelegate, SetSegmentText, place_cursor_at_end
+from .segment_edits import RenameSpeaker, SegmentTextDelegate, SetSegmentText, place_cursor_at_end
 from .speaker_labels import SPEAKER_ROLE, SpeakerLabelDelegate, speaker_color
 
 COL_TIME, COL_TEXT, COL_SPEAKER, COL_WORDS = range(4)
@@ -49,11 +52,12 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
     def __init__(self, parent=None):
         super().__init__(0, 4, parent)
         self._segments: dict[int, Segment] = {}
+        self._rows: dict[int, int] = {}  # segment id -> its row
         self._original: dict[int, str] = {}   # recognised text per segment (what Revert restores)
         self._speaker_names: dict[str, str] = {}
         self._speaker_order: list[str] = []
         self._filling = False
-        self._play_icon = _play_icon(self)
+        self._play_icon = media_icon(QStyle.StandardPixmap.SP_MediaPlay)  # follows a theme switch
         self.undo_stack = QUndoStack(self)
         self.setHorizontalHeaderLabels(["Time", "Text", "Speaker", "Word timings"])
         self.setItemDelegateForColumn(COL_SPEAKER, SpeakerLabelDelegate(self))
@@ -81,6 +85,7 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
 
     def clear_segments(self) -> None:
         self._segments.clear()
+        self._rows.clear()
         self._original.clear()
         self.undo_stack.clear()
         self._speaker_order.clear()
@@ -113,9 +118,17 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         return self._speaker_names.get(label) or default_speaker_name(label)
 
     def rename_speaker(self, label: str, name: str) -> None:
-        """Show ``label`` as ``name`` on every row (empty = the default name); emits ``speakerRenamed``."""
+        """Show ``label`` as ``name`` on every row (empty = the default name), undoably."""
         name = " ".join(name.split())
-        if name and name != default_speaker_name(label):
+        if name == default_speaker_name(label):
+            name = ""
+        old = self._speaker_names.get(label, "")
+        if name != old:
+            self.undo_stack.push(RenameSpeaker(self, label, old, name))
+
+    def apply_speaker_name(self, label: str, name: str) -> None:
+        """Show and announce a speaker's name (the undo commands' one way in); emits ``speakerRenamed``."""
+        if name:
             self._speaker_names[label] = name
         else:
             self._speaker_names.pop(label, None)
@@ -159,6 +172,7 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
             if row is None:
                 row = self.rowCount()
                 self.insertRow(row)
+                self._rows[seg.id] = row
             self._segments[seg.id] = seg
             self._original[seg.id] = seg.text
             time_item = QTableWidgetItem(f"{format_clock_ms(seg.start)} – {format_clock_ms(seg.end)}")
@@ -188,10 +202,8 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
         return [self._segments[self.item(row, COL_TEXT).data(_SEG_ROLE)] for row in range(self.rowCount())]
 
     def row_of(self, segment_id: int) -> int | None:
-        for row in range(self.rowCount()):
-            if self.item(row, COL_TIME) and self.item(row, COL_TIME).data(_SEG_ROLE) == segment_id:
-                return row
-        return None
+        """The row showing ``segment_id`` (rows are only appended, so a dict keeps this O(1) on long files)."""
+        return self._rows.get(segment_id)
 
     def segment_text(self, row: int) -> str:
         return self.item(row, COL_TEXT).text()
@@ -305,20 +317,6 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
 
     def keyboardSearch(self, search: str) -> None:
         """Typing on a row neither edits it nor jumps around the transcript."""
-
-
-def _play_icon(widget) -> QIcon:
-    """A small play triangle in the palette's text colour (readable in light and dark themes)."""
-    size = 12
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(widget.palette().color(QPalette.ColorRole.Text))
-    painter.drawPolygon(QPolygonF([QPointF(2, 1), QPointF(11, 6), QPointF(2, 11)]))
-    painter.end()
-    return QIcon(pixmap)
 
 
 def _words_text(seg: Segment) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ferrum_gui.api_server import ApiSettings, api_controller
-from ferrum_gui.api_settings_page import ApiServerPage
+from ferrum_gui.api.server import ApiSettings, api_controller
+from ferrum_gui.api.settings_page import ApiServerPage
 
 
 def test_api_server_runs_on_the_app_loop_through_the_host(main_window, host, run_async, wait_until, listen):

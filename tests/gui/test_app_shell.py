@@ -12,9 +12,10 @@ from pathlib import Path
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QKeySequence
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from executors.core.errors import InvalidFormatError
-from ferrum_gui.notifications import MAX_VISIBLE, NotificationArea
+from ferrum_gui.shell.notifications import MAX_VISIBLE, NotificationArea
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIP = "pocketsphinx/cards_001.flac"
@@ -99,6 +100,32 @@ def test_notifications_stack_count_repeats_and_dismiss(qtbot):
     assert "2 more" in area._more.text()
     cards[0].dismiss()
     assert len(area.notifications()) == MAX_VISIBLE + 1 and cards[0] not in area.notifications()
+
+
+def test_three_notices_fold_under_the_newest(main_window, tmp_path):
+    area = main_window.notifications
+    main_window.enqueue([tmp_path / "first.wav"])  # a path that does not exist: one warning
+    QApplication.processEvents()
+    one_card = area.height()
+    main_window.enqueue([tmp_path / "second.wav", tmp_path / "third.wav"])
+    QApplication.processEvents()
+    assert len(area.notifications()) == 3
+    assert area.height() < 2 * one_card  # the newest card and a line under it, not three cards
+    assert [c.message for c in area.notifications() if c.isVisible()] == [f"{tmp_path / 'third.wav'} does not exist"]
+    assert "2 more notifications" in area._more.text()
+
+    area.expand_button.click()
+    QApplication.processEvents()
+    assert all(c.isVisible() for c in area.notifications()) and area.expand_button.text() == "Show fewer"
+    area.notifications()[0].dismiss()
+    area.notifications()[0].dismiss()  # one left: nothing to fold, and the next burst folds again
+    QApplication.processEvents()
+    assert not area.expand_button.isChecked() and not area.expand_button.isVisible()
+    main_window.enqueue([tmp_path / "fourth.wav", tmp_path / "fifth.wav"])
+    QApplication.processEvents()
+    assert [c.isVisible() for c in area.notifications()] == [True, False, False]
+    area.dismiss_all_button.click()
+    assert area.notifications() == [] and not area.isVisible()
 
 
 def test_gui_starts_without_importing_torch(tmp_path):

@@ -1,5 +1,6 @@
 """Appearance on the real main window: View → Theme switches light/dark at once and is remembered,
-and in the dark palette the stop/cancelled icons and check boxes stand out from the background."""
+and in the dark palette the stop/cancelled icons, the segments' play icons, check boxes and the
+Monitor's plots stand out from the background (also after a switch while they are on screen)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import pytest
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication, QCheckBox, QStyle
 
+from executors.transcripts.results import Segment
 from ferrum_gui import theme
-from ferrum_gui.window_menus import THEME_KEY
+from ferrum_gui.shell.window_menus import THEME_KEY
+from ferrum_gui.widgets.transcript_view import COL_TIME
 
 
 @pytest.fixture
@@ -81,3 +84,32 @@ def _option(box):
     option = QStyleOptionButton()
     box.initStyleOption(option)
     return option
+
+
+def _switch(window, key: str) -> QColor:
+    """View → Theme → ``key``; returns the new window colour."""
+    window.theme_actions[key].trigger()
+    QApplication.processEvents()
+    return QApplication.palette().color(QPalette.ColorRole.Base)
+
+
+def test_segment_play_icons_follow_a_theme_switch(main_window, themed):
+    _switch(main_window, "light")
+    view = main_window.show_panel("transcribe").view
+    view.set_segments([Segment(0, 0.0, 1.5, " Ten of clubs.")])
+    for key in ("dark", "light"):
+        base = _switch(main_window, key)
+        size = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)  # what a table row draws
+        icon = view.item(0, COL_TIME).icon().pixmap(size, size).toImage()
+        assert _best_contrast(icon, base) >= 4.5, key
+
+
+def test_monitor_plots_follow_a_theme_switch(main_window, themed, wait_until):
+    _switch(main_window, "light")
+    plots = main_window.show_panel("monitor").plots
+    wait_until(lambda: plots._graphics is not None and plots._graphics.isVisible())
+    for key in ("dark", "light"):
+        base = _switch(main_window, key)
+        image = plots._graphics.grab().toImage()
+        assert image.pixelColor(2, 2) == base, key  # the background
+        assert _best_contrast(image, base) >= 4.5, key  # titles and axes

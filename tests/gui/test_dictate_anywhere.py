@@ -124,7 +124,7 @@ def test_overlay_and_tray_follow_the_session(main_window, dictation, wait_until,
 
 def test_the_overlay_shows_the_tail_of_a_long_session(qtbot):
     from executors.dictation import Committed, Tentative
-    from ferrum_gui.overlay import TAIL_CHARS, CaptionOverlay
+    from ferrum_gui.anywhere.overlay import TAIL_CHARS, CaptionOverlay
 
     overlay = CaptionOverlay()
     qtbot.addWidget(overlay)
@@ -156,8 +156,8 @@ def test_the_tray_menu_stops_a_running_session(main_window, dictation, wait_unti
 def test_choices_persist_in_qsettings(main_window, dictation, host, run_async):
     import asyncio
 
-    from ferrum_gui.dictate_anywhere import AnywhereSettings
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.anywhere.controller import AnywhereSettings
+    from ferrum_gui.shell.main_window import MainWindow
 
     anywhere = main_window.anywhere
     assert anywhere.settings == AnywhereSettings()  # a fresh settings file: the defaults

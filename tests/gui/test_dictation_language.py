@@ -59,7 +59,7 @@ def test_dictation_runs_on_the_multilingual_model(main_window, host, wait_until,
 
 
 def test_leaving_the_english_only_model_resets_language_to_auto_detect(main_window, host, wait_until, run_async):
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.shell.main_window import MainWindow
 
     bar = main_window.show_panel("transcribe").options_bar
     dictation = main_window.panels["dictation"]

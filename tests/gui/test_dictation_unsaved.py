@@ -84,8 +84,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 
 def test_unsaved_dictation_survives_a_crash_and_is_restored_on_the_next_start(qtbot, wait_until, run_async):
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.host.executor_host import ExecutorHost
+    from ferrum_gui.shell.main_window import MainWindow
 
     crashed = subprocess.run([sys.executable, "-c", _CRASHING_RUN, str(DEV_CLIP)], cwd=REPO, env=dict(os.environ),
                              capture_output=True, text=True, timeout=600)

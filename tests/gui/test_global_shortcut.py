@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ferrum_gui.hotkeys import ShortcutError, X11KeyGrab, parse_chord
+from ferrum_gui.anywhere.hotkeys import ShortcutError, X11KeyGrab, parse_chord
 from tests.audio_fixtures import joined_clips
 from tests.x11 import wait_for, xserver  # noqa: F401 - fixture
 
@@ -99,7 +99,7 @@ def test_where_no_global_shortcut_is_possible_the_status_says_why(main_window, m
 
 
 def test_toggle_dictation_goes_to_the_running_app(qtbot, monkeypatch):
-    from ferrum_gui.instance import InstanceServer
+    from ferrum_gui.shell.instance import InstanceServer
 
     name = f"ferrum-test-{uuid.uuid4().hex[:8]}"
     server = InstanceServer(name)

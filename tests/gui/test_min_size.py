@@ -1,11 +1,21 @@
 """The smallest window still shows every word: shrinking the real main window below 800×600 stops at
-its minimum size, where no button, box, check box or label of any panel is cut, the search box keeps
-room for words, and text that gives way ends in "…" with the full text in its tooltip."""
+its minimum size (half a 1920 px screen at most), where no button, box, check box or label of any panel
+is cut, the search box keeps room for words, text that gives way ends in "…" with the full text in its
+tooltip, and the Monitor's page is the only thing that scrolls."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractScrollArea,
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
 
 from ferrum_gui.widgets.elided_label import ElidedLabel
 
@@ -33,7 +43,7 @@ def test_nothing_is_cut_off_in_the_smallest_window(main_window):
     main_window.resize(800, 500)  # narrower and lower than it allows
     QApplication.processEvents()
     assert main_window.width() == main_window.minimumWidth() and main_window.height() == main_window.minimumHeight()
-    assert main_window.minimumWidth() <= 1024  # fits an XGA screen; half of a 2048 px one
+    assert main_window.minimumWidth() <= 960  # half of a 1920 px screen: two windows side by side
     for key in main_window.panel_keys():
         main_window.show_panel(key)
         QApplication.processEvents()
@@ -76,3 +86,26 @@ def test_queue_and_history_captions_are_whole(main_window):
             caption = tree.headerItem().text(col)
             if caption and header.sectionResizeMode(col) != header.ResizeMode.Stretch:
                 assert header.sectionSize(col) >= header.fontMetrics().horizontalAdvance(caption) + 6, caption
+
+
+def test_the_monitor_scrolls_only_as_a_page_in_the_smallest_window(main_window, wait_until):
+    main_window.resize(800, 500)
+    monitor = main_window.show_panel("monitor")
+    wait_until(lambda: monitor.value("whisper", "Model") and monitor.capabilities.rowCount())
+    QApplication.processEvents()
+    page = monitor.scroll
+    assert not page.horizontalScrollBar().isVisible()
+    inner = [area for area in page.widget().findChildren(QAbstractScrollArea) if area.isVisible()]
+    assert inner, "the Monitor shows its tables and plots"
+    scrolling = [type(area).__name__ for area in inner
+                 if area.horizontalScrollBar().isVisible() or area.verticalScrollBar().isVisible()]
+    assert scrolling == []
+    assert page.verticalScrollBar().isVisible()  # the page itself scrolls to the rest
+    for table in (monitor.cards["whisper"].table, monitor.caches):  # and nothing in it is cut
+        assert table.width() >= table.minimumWidth() and table.viewport().width() >= table.horizontalHeader().length()
+    plots = monitor.plots._graphics
+    assert plots.ci.geometry().width() <= plots.viewport().width()  # every plot and its title whole
+
+    main_window.resize(1800, 1000)
+    QApplication.processEvents()
+    assert monitor.columns == 2 and not page.horizontalScrollBar().isVisible()

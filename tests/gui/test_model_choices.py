@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings
 
-from ferrum_gui.preferences import ModelsPage
 from ferrum_gui.settings import HostSettings
+from ferrum_gui.shell.preferences import ModelsPage
 
 
 def _saved(window) -> HostSettings:
@@ -60,7 +60,7 @@ def test_a_model_chosen_on_the_transcribe_panel_is_remembered(main_window, host,
 
 
 def test_options_are_remembered(main_window, qtbot, host):
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.shell.main_window import MainWindow
 
     bar = main_window.panels["transcribe"].options_bar
     bar.word_timestamps.click()

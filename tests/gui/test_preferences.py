@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from ferrum_gui.preferences import ModelsPage
 from ferrum_gui.settings import HostSettings
+from ferrum_gui.shell.preferences import ModelsPage
 
 
 def test_host_settings_round_trip_through_an_ini_file(tmp_path):
@@ -46,6 +46,22 @@ def test_transcription_batch_size_is_a_preference_the_panel_uses(main_window, ho
     finally:
         run_async(host.reload(original), timeout=300)
     assert host.settings == original
+
+
+def test_automatic_precision_says_what_the_loaded_models_run(main_window, host, wait_until):
+    """On this CPU with everything on Automatic, the label names what the Monitor shows for the models."""
+    from executors.service.models import dtype_text
+
+    assert host.settings.device == "auto" == host.settings.dtype and host.model("whisper").device == "cpu"
+    dialog = main_window.show_preferences()
+    page = dialog.page(ModelsPage)
+    automatic = page.dtype.findData("auto")
+    wait_until(lambda: page.dtype.itemText(automatic) != "Automatic", timeout=30)
+    label = page.dtype.itemText(automatic)
+    speech, embeddings = (dtype_text(host.model(kind).executor.info()).split()[0] for kind in ("whisper", "embedding"))
+    assert (speech, embeddings) == ("int8", "float32")
+    assert label == f"Automatic ({speech} speech model, {embeddings} embeddings on CPU; float16 on GPU)"
+    dialog.close()
 
 
 def test_models_to_reload():
@@ -94,8 +110,8 @@ def test_a_model_that_fails_at_start_is_reported_and_can_be_replaced(qtbot, run_
     """With no working model to keep (the first load), a bad model is an error state, shown everywhere.
     (A bad model chosen later is refused and the working one kept: tests/gui/test_model_choices.py.)"""
     from executors.core.errors import FerrumError
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.host.executor_host import ExecutorHost
+    from ferrum_gui.shell.main_window import MainWindow
 
     missing = tmp_path / "no-such-model"
     fresh = ExecutorHost(HostSettings(embedding_model=str(missing)))

@@ -53,3 +53,23 @@ def test_view_shows_coloured_speaker_labels_and_renames_everywhere(qtbot):
 def test_speaker_colours_stay_apart():
     hues = {speaker_color(i, False).hslHue() for i in range(8)}
     assert len(hues) == 8
+
+
+def test_a_speaker_rename_is_undone_and_redone_from_the_edit_menu(main_window, qtbot):
+    panel = main_window.show_panel("transcribe")
+    view = panel.view
+    view.set_segments(_segments(), {"SPEAKER_01": "Ada"})
+    view.rename_speaker("SPEAKER_00", "Bo")
+    assert panel.undo_action.isEnabled() and "Rename speaker" in panel.undo_action.text()
+
+    with qtbot.waitSignal(view.speakerRenamed) as signal:  # the panel saves what the signal says
+        panel.undo_action.trigger()
+    assert signal.args == ["SPEAKER_00", ""]
+    assert [view.item(r, COL_SPEAKER).text() for r in range(3)] == ["Speaker 1", "Ada", "Speaker 1"]
+    assert view.speaker_names() == {"SPEAKER_01": "Ada"}
+
+    with qtbot.waitSignal(view.speakerRenamed) as signal:
+        panel.redo_action.trigger()
+    assert signal.args == ["SPEAKER_00", "Bo"] and view.item(2, COL_SPEAKER).text() == "Bo"
+    view.rename_speaker("SPEAKER_00", "Bo")  # no change: nothing to undo
+    assert view.undo_stack.count() == 1

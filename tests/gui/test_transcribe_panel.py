@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from audio_fixtures import DEV_CLIP, cut_short
+from PySide6.QtCore import Qt
 
 from executors.core.errors import DeviceError
 from executors.transcripts.exporters import parse_srt
@@ -205,8 +206,8 @@ def test_a_cut_short_file_is_transcribed_up_to_the_break_with_a_warning(main_win
 
 def test_history_and_edits_survive_reopening_the_window(qtbot, main_window, host, speech_dir, tmp_path,
                                                         wait_until, run_async):
-    from ferrum_gui.host import ExecutorHost
-    from ferrum_gui.main_window import MainWindow
+    from ferrum_gui.host.executor_host import ExecutorHost
+    from ferrum_gui.shell.main_window import MainWindow
 
     clip = tmp_path / "cards.wav"
     _concat_wav(speech_dir, ["pocketsphinx/cards_005.flac"], clip)
@@ -265,3 +266,49 @@ def test_silence_and_noise_files_give_no_segments(main_window, host, tmp_path, w
     for job in jobs:
         assert panel.jobs.state(job).value == "done"
         assert panel.queue.segments(job) == [], [s.text for s in panel.queue.segments(job)]
+
+
+def test_the_queue_scrolls_to_each_job_as_it_starts(main_window, tmp_path, wait_until):
+    files = []
+    for n in range(12):
+        files.append(tmp_path / f"quiet-{n:02}.wav")
+        sf.write(files[-1], np.zeros(8000, np.float32), 16000)
+    main_window.resize(800, 500)  # the smallest window: the queue shows a few rows
+    panel = main_window.show_panel("transcribe")
+    jobs = panel.jobs
+    shown_at_start = {}
+
+    def on_state(job_id: str, state: str) -> None:
+        if state == "running":
+            row = jobs.visualItemRect(jobs.findItems(panel.queue.path(job_id).name, Qt.MatchFlag.MatchExactly)[0])
+            shown_at_start[job_id] = row.top() >= 0 and row.bottom() < jobs.viewport().height()
+
+    panel.jobStateChanged.connect(on_state)
+    try:
+        ids = panel.enqueue(files)
+        wait_until(lambda: all(jobs.state(j).finished for j in ids), timeout=300)
+    finally:
+        panel.jobStateChanged.disconnect(on_state)
+    assert jobs.visualItemRect(jobs.topLevelItem(0)).height() * len(ids) > jobs.viewport().height()  # it had to
+    assert shown_at_start == {j: True for j in ids}
+
+
+@pytest.mark.audio_stack
+def test_closing_the_window_stops_the_segment_playing(main_window, speech_wav, wait_until):
+    from pulse import pulse_session
+
+    from executors.audio.capture import sounddevice
+
+    def playing() -> bool:
+        try:
+            return sounddevice().get_stream().active
+        except RuntimeError:  # nothing played yet in this process
+            return False
+
+    with pulse_session():
+        playback = main_window.show_panel("transcribe").playback
+        playback.play(str(speech_wav), 0.0, 20.0)  # what clicking a segment's ▶ does
+        wait_until(playing, timeout=30)
+        assert playback.playing
+        main_window.close()  # quitting: the window's panels shut down
+        assert sounddevice().get_stream().closed

@@ -130,7 +130,7 @@ def test_stop_and_add_to_search_are_enabled_only_when_they_apply(main_window, ho
 
 
 def test_about_shows_the_version(main_window):
-    from ferrum_gui.about import app_version
+    from ferrum_gui.shell.about import app_version
 
     box = main_window.show_about()
     try:
@@ -181,7 +181,7 @@ def test_a_second_launch_hands_its_files_to_the_first_window(main_window, speech
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from ferrum_gui.instance import accept_later_launches
+    from ferrum_gui.shell.instance import accept_later_launches
 
     server = accept_later_launches(main_window)
     try:

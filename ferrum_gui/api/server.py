@@ -13,9 +13,10 @@ from PySide6.QtCore import QObject, Signal
 
 from executors.core.errors import FerrumError, wrap_unexpected
 
-from .settings import load_group, save_group
+from ..settings import load_group, save_group
 
 _GROUP = "api"
+_NAME = "ferrumApiServer"  # the host's child that is its controller
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class ApiServerController(QObject):
 
     def __init__(self, host):
         super().__init__(host)
-        self.setObjectName("ferrumApiServer")
+        self.setObjectName(_NAME)
         self.host = host
         self.server = None
         self.state, self.message = "stopped", "The API server is off"
@@ -92,8 +93,15 @@ class ApiServerController(QObject):
 
 def api_controller(host) -> ApiServerController:
     """The host's controller, created on first use."""
-    controller = host.findChild(ApiServerController, "ferrumApiServer")
+    controller = host.findChild(ApiServerController, _NAME)
     return controller if controller is not None else ApiServerController(host)
+
+
+async def stop_api_server(host) -> None:
+    """Stop the server if one runs (the app quits): clients get a closed connection, not a dead loop."""
+    controller = host.findChild(ApiServerController, _NAME)
+    if controller is not None:
+        await controller.stop()
 
 
 def start_api_server(host, qsettings):

@@ -9,14 +9,14 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QCheckBox
 
+from ..settings import load_group, save_group
+from ..shell.preferences import register_settings_page
 from .global_shortcut import DEFAULT_CHORD, GlobalShortcut
 from .overlay import CaptionOverlay
-from .preferences import register_settings_page
-from .settings import load_group, save_group
 from .tray import DictationTray
 
 _GROUP = "dictation_anywhere"
-register_settings_page("ferrum_gui.anywhere_settings_page:DictateAnywherePage")
+register_settings_page("ferrum_gui.anywhere.settings_page:DictateAnywherePage")
 
 
 @dataclass(frozen=True)

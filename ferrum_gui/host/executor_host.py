@@ -22,9 +22,9 @@ from executors.service import events as ev
 from executors.service.jobs import JobInfo  # noqa: F401 - re-exported for panels and tests
 from executors.service.settings import EMBEDDING, MODEL_KINDS, WHISPER
 
-from .host_dictation import HostDictation
-from .host_io import IO, HostServices, cache_hit_rate
-from .settings import HostSettings
+from ..settings import HostSettings
+from .dictation import HostDictation
+from .io import IO, HostServices, cache_hit_rate
 
 MODEL_NAMES = MODEL_KINDS
 
@@ -99,10 +99,13 @@ class ExecutorHost(QObject, HostServices, HostDictation):
         return self.service.models.reloads(name)
 
     def whisper_models(self) -> list[str]:
-        """Model refs to offer in model pickers: the current one first, then the bundled ones."""
-        from .settings import DEFAULT_WHISPER
+        """Model refs to offer in model pickers: the current one first, then the Whisper models the store
+        has (bundled ones whose packages are installed, imported ones)."""
+        from executors.models.store import model_names
 
-        return list(dict.fromkeys([self.settings.whisper_model, DEFAULT_WHISPER, "whisper-base"]))
+        from ..settings import DEFAULT_WHISPER
+
+        return list(dict.fromkeys([self.settings.whisper_model, DEFAULT_WHISPER, *model_names("whisper")]))
 
     def running_jobs(self) -> list[JobInfo]:
         return self.service.jobs.active()

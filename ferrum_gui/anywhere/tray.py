@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, QPointF, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from . import theme
+from .. import theme
 
 _STATE_TEXT = {"idle": "not listening", "starting": "starting…", "listening": "listening",
                "stopping": "stopping…"}

@@ -1,8 +1,10 @@
-"""The notification area: non-modal cards for errors and notices, stacked at the top of the window.
+"""The notification area: non-modal cards for errors and notices at the top of the window.
 
 Every background failure arrives here through ``host.failure``. A card shows the error's message
 and its hint, can be dismissed, and repeats of the same message bump a counter instead of stacking.
 An unexpected error (a bug) says so and offers to open the log folder, where its traceback is.
+Only the newest card shows; a line under it counts the others and shows them all on demand, so a
+burst of notices does not push the panel down.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from executors.core.errors import ErrorKind, FerrumError
 
 from .about import open_log_folder
 
-MAX_VISIBLE = 4
+MAX_VISIBLE = 1  # cards shown until the user asks for all
 BUG_HINT = ("This is a bug in Ferrum Desktop. The log has the details: Help → Open Log Folder "
             "(attach ferrum.log to a bug report).")
 _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
@@ -92,7 +94,7 @@ class Notification(QWidget):
 
 
 class NotificationArea(QWidget):
-    """Stacks notifications, newest on top; hidden while empty."""
+    """Stacks notifications, newest on top, the older ones folded away; hidden while empty."""
 
     changed = Signal()
 
@@ -104,8 +106,24 @@ class NotificationArea(QWidget):
         self._layout.setSpacing(6)
         self._more = QLabel()
         self._more.setObjectName("NotificationHint")
-        self._layout.addWidget(self._more)
-        self._more.hide()
+        self.expand_button = QPushButton()
+        self.expand_button.setFlat(True)
+        self.expand_button.setCheckable(True)
+        self.expand_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.expand_button.toggled.connect(lambda _on: self._relayout())
+        self.dismiss_all_button = QPushButton("Dismiss all")
+        self.dismiss_all_button.setFlat(True)
+        self.dismiss_all_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.dismiss_all_button.clicked.connect(self.clear)
+        self._fold = QWidget()
+        row = QHBoxLayout(self._fold)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self._more)
+        row.addWidget(self.expand_button)
+        row.addWidget(self.dismiss_all_button)
+        row.addStretch(1)
+        self._layout.addWidget(self._fold)
+        self._fold.hide()
         self.hide()
 
     def show_error(self, error: BaseException) -> Notification:
@@ -161,10 +179,16 @@ class NotificationArea(QWidget):
             self._relayout()
 
     def _relayout(self) -> None:
+        folded = len(self._cards) - MAX_VISIBLE
+        if folded <= 0 and self.expand_button.isChecked():
+            self.expand_button.setChecked(False)  # comes back here
+            return
+        expanded = self.expand_button.isChecked()
         for i, card in enumerate(self._cards):
-            card.setVisible(i < MAX_VISIBLE)
-        hidden = len(self._cards) - MAX_VISIBLE
-        self._more.setText(f"{hidden} more notification{'s' if hidden > 1 else ''} — dismiss some to see them")
-        self._more.setVisible(hidden > 0)
+            card.setVisible(expanded or i < MAX_VISIBLE)
+        self._more.setText(f"{len(self._cards)} notifications" if expanded
+                           else f"{folded} more notification{'s' if folded > 1 else ''}")
+        self.expand_button.setText("Show fewer" if expanded else "Show all")
+        self._fold.setVisible(folded > 0)
         self.setVisible(bool(self._cards))
         self.changed.emit()

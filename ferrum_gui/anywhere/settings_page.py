@@ -7,10 +7,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QKeySequenceEdit, QLabel, QWidget
 
-from .dictate_anywhere import AnywhereSettings
-from .preferences import SettingsPage
+from ..shell.preferences import SettingsPage
+from ..widgets.form_page import lay_out_form_page
+from .controller import AnywhereSettings
 from .tray import DictationTray
-from .widgets.form_page import lay_out_form_page
 
 
 class DictateAnywherePage(SettingsPage):

@@ -27,18 +27,21 @@ from PySide6.QtWidgets import (
 from executors.core.logs import log_error
 from executors.core.types import ExecutorState
 
-from . import theme
+from .. import theme
+from ..host.executor_host import ExecutorHost
+from ..panels import PANELS, PanelSpec
+from ..widgets.drop_overlay import DropOverlay, FileDrops, drop_summary
 from .about import show_about
-from .host import ExecutorHost
 from .notifications import NotificationArea
-from .panels import PANELS, PanelSpec
-from .widgets.drop_overlay import DropOverlay, FileDrops, drop_summary
 from .window_menus import build_menus
 
 log = logging.getLogger(__name__)
 
 MEDIA_FILTER = ("Audio and video (*.wav *.flac *.mp3 *.ogg *.opus *.m4a *.aac *.wma *.webm *.mp4 *.mkv *.mov *.avi);;"
                 "All files (*)")
+# Around a panel's icon and title in the navigation list: style.qss's paddings (list 2 × 6, item 2 × 10),
+# the gap between icon and title, the border, and room to spare.
+NAV_PADDING = 60
 _STATE_TEXT = {"idle": "waiting", "loading": "loading…", "reloading": "reloading…", "ready": "ready",
                "error": "failed"}
 
@@ -105,7 +108,6 @@ class MainWindow(FileDrops, QMainWindow):
         self.nav = QListWidget()
         self.nav.setObjectName("NavList")
         self.nav.setIconSize(QSize(20, 20))
-        self.nav.setFixedWidth(168)
         self.nav.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.stack = QStackedWidget()
         self.specs: list[PanelSpec] = []
@@ -123,6 +125,8 @@ class MainWindow(FileDrops, QMainWindow):
             item.setSizeHint(QSize(0, 38))
             self.nav.addItem(item)
         self.nav.currentRowChanged.connect(self._on_nav)
+        longest = max((self.nav.fontMetrics().horizontalAdvance(spec.title) for spec in self.specs), default=0)
+        self.nav.setFixedWidth(longest + self.nav.iconSize().width() + NAV_PADDING)
         self.notifications = NotificationArea()
         transcribe = self.panels.get("transcribe")
         if transcribe is not None and hasattr(transcribe, "noticeRequested"):
@@ -152,7 +156,7 @@ class MainWindow(FileDrops, QMainWindow):
         """Global shortcut, tray icon and caption overlay around the Dictation panel."""
         if "dictation" not in self.panels:
             return None
-        from .dictate_anywhere import DictateAnywhere
+        from ..anywhere.controller import DictateAnywhere
 
         return DictateAnywhere(self, self.panels["dictation"], self.qsettings)
 

@@ -15,7 +15,7 @@ class HostDictation:
 
     async def input_devices(self) -> list:
         """``executors.dictation.InputDevice`` for every audio input (raises DeviceError/NotFoundError)."""
-        return await self._run(IO, _list_input_devices)  # imports torch: never on the GUI thread
+        return await self._run(IO, _list_input_devices)  # PortAudio's query can block: off the GUI thread
 
     async def dictate(self, source, options, on_event):
         """Dictate from ``source`` (an ``executors.dictation`` source) until it ends or
@@ -55,6 +55,6 @@ class HostDictation:
 
 
 def _list_input_devices() -> list:
-    from executors.dictation import list_input_devices
+    from executors.audio.capture import list_input_devices  # not executors.dictation: that imports torch
 
     return list_input_devices()

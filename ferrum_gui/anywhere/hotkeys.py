@@ -1,5 +1,5 @@
 """System-wide key chords without Qt: an X11 key grab on its own thread, and pynput's hotkeys on
-macOS and Windows.  ``ferrum_gui.global_shortcut`` wraps them for the app.
+macOS and Windows.  ``ferrum_gui.anywhere.global_shortcut`` wraps them for the app.
 
 Chords are written the way Qt writes them ("Ctrl+Alt+Space", "Meta+F9").
 """

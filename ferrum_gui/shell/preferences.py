@@ -30,13 +30,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import theme
-from .settings import DEFAULT_EMBEDDING, HostSettings
-from .widgets.form_page import lay_out_form_page
+from executors.service.workers import IO
 
-SETTINGS_PAGES: list[str] = ["ferrum_gui.preferences:ModelsPage", "ferrum_gui.api_settings_page:ApiServerPage"]
+from .. import theme
+from ..settings import DEFAULT_EMBEDDING, HostSettings
+from ..widgets.form_page import lay_out_form_page
 
-DTYPES = [("auto", "Automatic (float32 on CPU, float16 on GPU)"), ("float32", "float32"),
+SETTINGS_PAGES: list[str] = ["ferrum_gui.shell.preferences:ModelsPage", "ferrum_gui.api.settings_page:ApiServerPage",
+                             "ferrum_gui.watch.settings_page:WatchFolderPage"]
+
+DTYPES = [("auto", "Automatic"), ("float32", "float32"),  # the engine then says what Automatic runs
           ("float16", "float16 (GPU only)"), ("bfloat16", "bfloat16")]
 
 
@@ -80,6 +83,7 @@ class ModelsPage(SettingsPage):
         for value, label in DTYPES:
             self.dtype.addItem(label, value)
         self.dtype.setCurrentIndex(max(0, self.dtype.findData(current.dtype)))
+        self._automatic_task = asyncio.ensure_future(self._describe_automatic())
         self.threads = QSpinBox()
         self.threads.setRange(0, max(1, os.cpu_count() or 1))
         self.threads.setSpecialValueText("Automatic")
@@ -92,6 +96,11 @@ class ModelsPage(SettingsPage):
         self.batch_size.setToolTip("How many 30-second windows of a file are decoded together. 1 (one at a "
                                    "time) is the fastest on a CPU; a GPU may gain from more. Files under 30 s "
                                    "get the same text either way.")
+        self.fast_long_files = QCheckBox("Fast long files")
+        self.fast_long_files.setChecked(current.fast_long_files)
+        self.fast_long_files.setToolTip("Decode the speech Silero VAD finds in independent pieces of up to 30 "
+                                        "seconds, several at a time: faster on long recordings, "
+                                        "with one subtitle line per piece (word times when asked for).")
         self.auto_index = QCheckBox("Make finished transcripts searchable")
         self.auto_index.setChecked(current.auto_index_transcripts)
 
@@ -102,6 +111,7 @@ class ModelsPage(SettingsPage):
         form.addRow("Precision:", self.dtype)
         form.addRow("CPU threads:", self.threads)
         form.addRow("Transcription batch:", self.batch_size)
+        form.addRow("", self.fast_long_files)
         form.addRow("Speech model:", self._with_browse(self.whisper, "Choose a Whisper model folder "
                                                                      "(CTranslate2 or Hugging Face format)"))
         form.addRow("Embedding model:", self._with_browse(self.embedding, "Choose an embedding model folder "
@@ -141,6 +151,17 @@ class ModelsPage(SettingsPage):
         if shiboken6.isValid(self.device):  # the dialog may have closed meanwhile
             self._set_devices(devices, self.device.currentData() or current)
 
+    async def _describe_automatic(self) -> None:
+        """"Automatic (int8 speech model, float32 embeddings on CPU; …)", as the engine decides it."""
+        from executors.service.precision import describe_automatic
+
+        try:
+            text = await self.host.run_on(IO, describe_automatic, self.host.service.settings)
+        except Exception:  # noqa: BLE001 - the app is closing; the plain "Automatic" stays
+            return
+        if shiboken6.isValid(self.dtype):
+            self.dtype.setItemText(self.dtype.findData("auto"), f"Automatic ({text})")
+
     def _set_devices(self, devices: list[str], current: str) -> None:
         """List exactly what ``available_devices()`` reports (plus a saved one that has gone away)."""
         while self.device.count() > 1:
@@ -156,7 +177,8 @@ class ModelsPage(SettingsPage):
             device=self.device.currentData(), dtype=self.dtype.currentData(), threads=self.threads.value(),
             whisper_model=self.whisper.currentText().strip() or self.host.settings.whisper_model,
             embedding_model=self.embedding.currentText().strip() or self.host.settings.embedding_model,
-            auto_index_transcripts=self.auto_index.isChecked(), batch_size=self.batch_size.value())
+            auto_index_transcripts=self.auto_index.isChecked(), batch_size=self.batch_size.value(),
+            fast_long_files=self.fast_long_files.isChecked())
 
     def apply(self):
         """Reload what changed in the background; then save what is in effect (a model that could not

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .api_server import ApiSettings, api_controller
-from .preferences import SettingsPage
-from .widgets.form_page import lay_out_form_page
+from ..shell.preferences import SettingsPage
+from ..widgets.form_page import lay_out_form_page
+from .server import ApiSettings, api_controller
 
 
 class ApiServerPage(SettingsPage):

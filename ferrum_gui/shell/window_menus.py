@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
-from . import theme
+from .. import theme
 from .about import open_log_folder, show_about
 
 THEME_KEY = "appearance/theme"

@@ -1,0 +1,71 @@
+"""What each choice of the fast-long-files mode (``TranscribeOptions.chunked``) costs or saves, warm,
+in one process: on a file joined from an evaluation set, interleaved, medians.
+
+    python bench/chunked.py --set speech-dev --threads 1 --reps 3 [--variants chunked,timestamps,unjoined]
+
+Variants: the sequential default; chunked as shipped (VAD chunks joined into 30 s windows, no
+timestamp tokens); chunked with timestamp tokens decoded (their times unused); chunked with one VAD
+chunk per window (nothing joined).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import corpus_wer, format_table, interleaved, load_speech_dev, long_audio, median  # noqa: E402
+from bench.eval_data import eval_path  # noqa: E402
+
+VARIANTS = {  # key: (label, options)
+    "sequential": ("sequential (default)", {}),
+    "chunked": ("chunked", {"chunked": True}),
+    "timestamps": ("chunked, timestamp tokens", {"chunked": True, "extra": {"chunk_timestamps": True}}),
+    "unjoined": ("chunked, one VAD chunk per window", {"chunked": True, "extra": {"chunk_join": False}}),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"))
+    ap.add_argument("--long-seconds", type=float, default=600.0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated keys of the variants to run")
+    args = ap.parse_args(argv)
+
+    from executors.models.store import resolve_model
+    from executors.whisper.executor import WhisperModelExecutor
+    from executors.whisper.options import TranscribeOptions
+
+    audio, reference = long_audio(load_speech_dev(eval_path(args.set)), args.long_seconds)
+    ex = WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en", kind="whisper").path, device="cpu",
+                                        threads=args.threads)
+    texts: dict[str, str] = {}
+    windows: dict[str, int] = {}
+
+    def run(key: str):
+        def go():
+            ex.encoder_cache.clear()
+            transcript = ex.transcribe(audio, TranscribeOptions(language="en", **VARIANTS[key][1]))
+            texts[key], windows[key] = transcript.text, len(transcript.segments)
+        return go
+
+    keys = ["sequential", *(k for k in args.variants.split(",") if k != "sequential")]
+    times = interleaved({key: run(key) for key in keys}, args.reps,
+                        lambda key, rep, dt, _: print(f"  rep {rep} {VARIANTS[key][0]:36s} {dt:7.2f} s", flush=True))
+    base = median(times["sequential"])
+    rows = [[VARIANTS[k][0], f"{median(times[k]):.2f}", f"{median(times[k]) / base:.2f}", str(windows[k]),
+             f"{corpus_wer([reference], [texts[k]]):.2f}"] for k in keys]
+    print(f"\n{len(audio) / 16000:.0f} s joined from {args.set}, {args.threads} thread(s), {args.reps} reps, warm")
+    print(format_table(["variant", "median s", "x sequential", "segments", "WER %"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,213 @@
+"""Fast long files (``TranscribeOptions.chunked``): speech chunks decoded independently, in batches.
+
+The sequential loop must finish a window before it knows where the next one starts (its last
+timestamp) and what it is prompted with (the text so far).  Here, as in faster-whisper's
+BatchedInferencePipeline, the audio is first cut into speech chunks by Silero VAD; consecutive chunks
+are joined (their silence left out) into windows of at most 30 s, and every window is decoded on its
+own: no previous-text prompt and no timestamp tokens, so all windows are ready at once and need fewer
+decoder steps.  A window's one segment runs from its first chunk's start to its last chunk's end on
+the original timeline; with ``word_timestamps`` its words are aligned (cross-attention) in the joined
+audio and mapped back.
+
+Each window still goes through the sequential path's quality rules: the temperature ladder
+(``decode_window``), the loop check against its audio and the silence rule (``is_silence``).  A row's
+result does not depend on the rows it is batched with (``RowInt8Linear``; sampling is seeded from the
+window's features), so a file gives the same text alone or next to other files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from ..audio.vad import SpeechTimeline, VadOptions, speech_spans
+from ..core.errors import Cancelled
+from ..core.types import CancelToken, Progress
+from ..transcripts.results import Segment, Transcript
+from .decoding import DecodeResult, is_silence
+from .options import TranscribeOptions
+from .speech_evidence import WindowAudio
+
+if TYPE_CHECKING:
+    from .executor import WhisperModelExecutor
+
+DEFAULT_CHUNKED_BATCH = 8
+# faster-whisper's batched defaults: a pause of 0.16 s ends a chunk, no chunk is longer than a window
+CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0, streams=16)
+
+
+@dataclass
+class ChunkWindow:
+    job: int                          # index of the audio it belongs to
+    spans: list[tuple[int, int]]      # the speech chunks it joins, in samples of the original audio
+
+    def samples(self, audio: np.ndarray) -> np.ndarray:
+        return np.concatenate([audio[a:b] for a, b in self.spans])
+
+    def timeline(self, sample_rate: int) -> SpeechTimeline:
+        return SpeechTimeline([(a / sample_rate, b / sample_rate) for a, b in self.spans], sample_rate)
+
+
+def group_chunks(spans: list[tuple[int, int]], window: int, join: bool = True) -> list[list[tuple[int, int]]]:
+    """Consecutive speech chunks (samples) joined into groups of at most ``window`` samples of speech;
+    a chunk longer than that is cut.  ``join=False``: one chunk per group."""
+    groups: list[list[tuple[int, int]]] = []
+    used = window
+    for a, b in spans:
+        for start in range(a, b, window):
+            piece = (start, min(b, start + window))
+            length = piece[1] - piece[0]
+            if join and used + length <= window:
+                groups[-1].append(piece)
+                used += length
+            else:
+                groups.append([piece])
+                used = length
+    return groups
+
+
+def plan(audios: Sequence[np.ndarray], window: int, sample_rate: int, join: bool = True,
+         cancel: CancelToken | None = None) -> list[ChunkWindow]:
+    out = []
+    for job, audio in enumerate(audios):
+        spans = [(int(a * sample_rate), int(b * sample_rate)) for a, b in speech_spans(audio, CHUNK_VAD, cancel)]
+        out += [ChunkWindow(job, group) for group in group_chunks(spans, window, join)]
+    return out
+
+
+class _Job:
+    """One audio's transcript, filled window by window in order."""
+
+    def __init__(self, ex, options: TranscribeOptions, audio: np.ndarray,
+                 on_segment: Callable[[Segment], None] | None = None,
+                 on_progress: Callable[[Progress], None] | None = None):
+        self.audio, self.on_segment, self.on_progress = audio, on_segment, on_progress
+        duration = len(audio) / ex.log_mel.sample_rate
+        self.transcript = Transcript(language=options.language or "",
+                                     language_probability=1.0 if options.language else 0.0,
+                                     duration=duration, task=options.task, model_id=ex.model_id)
+        self.progress(0.0)
+
+    def add(self, segment: Segment | None, done_s: float) -> None:
+        if segment is not None:
+            segment.id = len(self.transcript.segments)
+            self.transcript.segments.append(segment)
+            if self.on_segment is not None:
+                self.on_segment(segment)
+        self.progress(done_s)
+
+    def progress(self, seconds: float) -> None:
+        if self.on_progress is not None:
+            total = self.transcript.duration
+            self.on_progress(Progress(min(seconds, total), total, "s"))
+
+
+class _Decoder:
+    """Decodes windows ``options.batch_windows`` at a time and hands each job its segments in order."""
+
+    def __init__(self, ex: "WhisperModelExecutor", options: TranscribeOptions, jobs: list[_Job],
+                 cancel: CancelToken | None):
+        self.ex, self.jobs, self.cancel = ex, jobs, cancel
+        self.timestamps = bool(options.extra.get("chunk_timestamps", False))  # measured against, not for use
+        self.options = replace(options, condition_on_previous_text=False,
+                               extra={**options.extra, "without_timestamps": not self.timestamps})
+        prompt = options.initial_prompt
+        self.prompt_tokens = ex.encode_text(" " + prompt.strip()) if prompt and prompt.strip() else []
+
+    def run(self, windows: list[ChunkWindow], on_done: Callable[[int, Transcript], None] | None) -> None:
+        size = max(self.options.batch_windows, 1)
+        finished = 0
+        for at in range(0, len(windows), size):
+            self.ex.turns.yield_turn()  # between two batches: a waiting dictation pass goes first
+            if self.cancel is not None:
+                self.cancel.raise_if_cancelled("transcription")
+            batch = windows[at:at + size]
+            for w, segment in zip(batch, self._decode(batch)):
+                self.jobs[w.job].add(segment, w.spans[-1][1] / self.ex.log_mel.sample_rate)
+            upto = windows[at + size].job if at + size < len(windows) else len(self.jobs)
+            finished = self._finish(finished, upto, on_done)
+        self._finish(finished, len(self.jobs), on_done)
+
+    def _finish(self, finished: int, upto: int, on_done) -> int:
+        for j in range(finished, upto):
+            self.jobs[j].progress(self.jobs[j].transcript.duration)
+            if on_done is not None:
+                on_done(j, self.jobs[j].transcript)
+        return max(finished, upto)
+
+    def _decode(self, batch: list[ChunkWindow]) -> list[Segment | None]:
+        ex, opts = self.ex, self.options
+        heard = [WindowAudio(w.samples(self.jobs[w.job].audio)) for w in batch]
+        live = [i for i, a in enumerate(heard) if not a.is_digital_silence()]
+        out: list[Segment | None] = [None] * len(batch)
+        if not live:
+            return out
+        with ex.stats.operation("prefill", len(live)):
+            enc, keys = ex.runtime.encode_cached([ex.log_mel.window(heard[i].samples)[0] for i in live])
+        prompts = []
+        for row, i in enumerate(live):
+            transcript = self.jobs[batch[i].job].transcript
+            if not transcript.language:
+                transcript.language, transcript.language_probability = ex.detect_language_encoded(
+                    enc[row:row + 1])[0]
+            prompts.append(ex.tokens.prompt(self.prompt_tokens, self._language(transcript), opts.task,
+                                            timestamps=self.timestamps))
+        audios = [heard[i] for i in live]
+        firsts: list[DecodeResult | None] = [None] * len(live)
+        if opts.beam_size == 1 and opts.temperatures[0] == 0:
+            firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=self.timestamps, cancel=self.cancel,
+                                             stop_loops=opts.repetition_threshold, audio=audios)
+        for row, i in enumerate(live):
+            result = ex.decode_window(enc[row:row + 1], prompts[row], opts, self.cancel, first=firsts[row],
+                                      seed_from=keys[row], audio=audios[row])
+            if not is_silence(result, opts, audios[row]):
+                out[i] = self._segment(batch[i], result, enc[row:row + 1])
+        return out
+
+    def _language(self, transcript: Transcript) -> str | None:
+        return transcript.language if self.ex.tokens.is_multilingual else None
+
+    def _segment(self, window: ChunkWindow, result: DecodeResult, enc) -> Segment | None:
+        ex = self.ex
+        tokens = [t for t in result.tokens if t < ex.tokens.eot]
+        text = ex.decode_text(tokens)
+        if not text.strip():
+            return None
+        timeline = window.timeline(ex.log_mel.sample_rate)
+        segment = Segment(id=0, start=0.0, end=timeline.speech_duration, text=text, tokens=tokens,
+                          avg_logprob=result.avg_logprob, compression_ratio=result.compression_ratio,
+                          no_speech_prob=result.no_speech_prob, temperature=result.temperature)
+        if self.options.word_timestamps:
+            transcript = self.jobs[window.job].transcript
+            ex.add_word_timestamps([segment], enc, self.options, self._language(transcript))
+        segment = timeline.remap([segment])[0]
+        segment.start, segment.end = round(segment.start, 3), round(segment.end, 3)
+        return segment
+
+
+def transcribe_chunked(ex: "WhisperModelExecutor", audios: Sequence, options: TranscribeOptions,
+                       cancel: CancelToken | None = None, *,
+                       on_done: Callable[[int, Transcript], None] | None = None,
+                       on_progress: Callable[[int, Progress], None] | None = None,
+                       on_segment: Callable[[int, Segment], None] | None = None) -> list[Transcript]:
+    """Transcribe several inputs (options already checked, the executor's lock held), their windows
+    sharing batches; callbacks as ``batched.transcribe_many``'s.  One Transcript per input, in order."""
+    from .batched import load_samples
+
+    if options.batch_windows < 2:
+        options = replace(options, batch_windows=DEFAULT_CHUNKED_BATCH)
+    jobs = [_Job(ex, options, load_samples(ex, a),
+                 on_segment=None if on_segment is None else (lambda seg, i=i: on_segment(i, seg)),
+                 on_progress=None if on_progress is None else (lambda p, i=i: on_progress(i, p)))
+            for i, a in enumerate(audios)]
+    join = options.extra.get("chunk_join", True)  # measured against, not for use
+    windows = plan([j.audio for j in jobs], ex.log_mel.n_samples, ex.log_mel.sample_rate, join, cancel)
+    try:
+        _Decoder(ex, options, jobs, cancel).run(windows, on_done)
+    except Cancelled as exc:
+        if len(jobs) == 1:
+            exc.partial = jobs[0].transcript
+        raise
+    return [j.transcript for j in jobs]

@@ -1,0 +1,1 @@
+"""The local API page: the server the app hosts and its preferences page."""

@@ -1,0 +1,1 @@
+"""The app shell: main window, menus, preferences, notifications, single instance, About."""

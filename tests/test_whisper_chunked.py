@@ -1,0 +1,96 @@
+"""Fast long files (TranscribeOptions.chunked): VAD speech chunks decoded independently in batches, on
+the bundled tiny.en (int8, as the CLI runs it) and real speech with a stretch of room noise inside."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fixture_data import long_speech, speech_utterances
+from speech_eval import corpus_wer, read_audio
+
+from executors.transcripts.exporters import parse_srt, parse_vtt, render_transcript, transcript_from_json
+from executors.whisper.batched import transcribe_many
+from executors.whisper.chunked import group_chunks
+from executors.whisper.options import TranscribeOptions
+
+SR = 16000
+QUIET = (40.0, 52.0)   # seconds of faint noise (no speech) inside the test recording
+FAST = TranscribeOptions(language="en", chunked=True)
+
+
+def faint_noise(seconds: float, seed: int) -> np.ndarray:
+    """Room noise about 50 dB under full scale: audible to the model, not digital silence."""
+    return (np.random.default_rng(seed).standard_normal(int(seconds * SR)) * 0.003).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def recording():
+    """~80 s: 40 s of speech, 12 s of faint noise, then more speech; and its reference."""
+    speech, reference = long_speech(70.0)
+    at = int(QUIET[0] * SR)
+    audio = np.concatenate([speech[:at], faint_noise(QUIET[1] - QUIET[0], 1), speech[at:]])
+    return audio, reference
+
+
+@pytest.fixture(scope="module")
+def fast(whisper_tiny_int8, recording):
+    seen = []
+    transcript = whisper_tiny_int8.transcribe(recording[0], TranscribeOptions(language="en", chunked=True,
+                                                                              word_timestamps=True),
+                                              on_segment=seen.append)
+    return transcript, seen
+
+
+def test_groups_hold_at_most_a_window_of_speech_in_order():
+    spans = [(0, 100), (150, 400), (420, 500), (900, 2000), (2100, 2150)]
+    groups = group_chunks(spans, 300)
+    flat = [piece for group in groups for piece in group]
+    assert all(sum(b - a for a, b in group) <= 300 for group in groups)
+    assert flat[0] == (0, 100) and flat[-1] == (2100, 2150)
+    assert all(a < b <= c for (a, b), (c, _) in zip(flat, flat[1:]))
+    assert sum(b - a for a, b in flat) == sum(b - a for a, b in spans)   # the long chunk is cut, not lost
+    assert len(group_chunks(spans, 300, join=False)) == len(flat)
+
+
+def test_accuracy_holds_against_the_sequential_default(whisper_tiny_int8, fast, recording):
+    audio, reference = recording
+    sequential = whisper_tiny_int8.transcribe(audio, TranscribeOptions(language="en"))
+    assert corpus_wer([reference], [fast[0].text]) <= corpus_wer([reference], [sequential.text]) + 2.0
+
+
+def test_subtitles_and_json_have_ordered_times_inside_the_audio(fast, recording):
+    transcript, seen = fast
+    duration = len(recording[0]) / SR
+    assert [s.text for s in seen] == [s.text for s in transcript.segments]   # streamed in order
+    for fmt, parse in (("srt", parse_srt), ("vtt", parse_vtt),
+                       ("json", lambda text: [(s.start, s.end, s.text) for s in transcript_from_json(text).segments])):
+        cues = parse(render_transcript(transcript, fmt))
+        assert len(cues) == len(transcript.segments) >= 2, fmt
+        assert all(0.0 <= start < end <= duration + 0.01 for start, end, _ in cues), fmt
+        assert all(end <= next_start for (_, end, _), (next_start, _, _) in zip(cues, cues[1:])), fmt
+    words = [w for s in transcript.segments for w in s.words]
+    assert words and all(s.start - 0.01 <= w.start <= w.end <= s.end + 0.01
+                         for s in transcript.segments for w in s.words)
+
+
+def test_noise_between_speech_gives_no_text(fast):
+    words = [w for s in fast[0].segments for w in s.words]
+    inside = [w.word for w in words if w.start > QUIET[0] + 1.0 and w.end < QUIET[1] - 1.0]
+    assert not inside
+
+
+@pytest.mark.parametrize("silence", [np.zeros(25 * SR, np.float32), faint_noise(25.0, 2)],
+                         ids=["digital silence", "faint noise"])
+def test_silence_only_gives_no_text(whisper_tiny_int8, silence):
+    assert whisper_tiny_int8.transcribe(silence, FAST).segments == []
+
+
+def test_a_file_gives_the_same_text_alone_and_next_to_others(whisper_tiny_int8, recording):
+    clips = [read_audio(u.path) for u in speech_utterances()[:3]]
+    inputs = [clips[0], recording[0], clips[1], clips[2]]
+    alone = [whisper_tiny_int8.transcribe(a, FAST) for a in inputs]
+    together = transcribe_many(whisper_tiny_int8, inputs, FAST)
+    assert [t.text for t in together] == [t.text for t in alone]
+    assert [[(s.start, s.end) for s in t.segments] for t in together] == \
+        [[(s.start, s.end) for s in t.segments] for t in alone]
+    assert all(t.text.strip() for t in alone)
