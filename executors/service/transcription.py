@@ -62,12 +62,7 @@ def submit(service: EngineService, source, options=None, *, title: str | None = 
         if on_start is not None:
             on_start(info)
 
-        def segment(seg: Segment) -> None:
-            service.events.emit(SegmentProduced(job.job_id, seg))
-            if info.record_id is not None:
-                history.append_segment_soon(info.record_id, seg)
-            if on_segment is not None:
-                on_segment(seg)
+        segment = segment_sink(service, job, info.record_id, on_segment)
 
         def progress(p) -> None:
             service.events.emit(JobProgress(job.job_id, p))
@@ -90,6 +85,19 @@ def submit(service: EngineService, source, options=None, *, title: str | None = 
         return finish(service, job, transcript, info.record_id, seconds, cut_short)
 
     return service.jobs.run(job, service.workers[WHISPER], body, f"transcribing {title}")
+
+
+def segment_sink(service: EngineService, job: Job, record_id: int | None,
+                 on_segment: Callable[[Segment], None] | None) -> Callable[[Segment], None]:
+    """Where each decoded segment goes: the service's event, the history record (in the background),
+    the caller."""
+    def sink(seg: Segment) -> None:
+        service.events.emit(SegmentProduced(job.job_id, seg))
+        if record_id is not None:
+            service.history.append_segment_soon(record_id, seg)
+        if on_segment is not None:
+            on_segment(seg)
+    return sink
 
 
 def finish(service: EngineService, job: Job, transcript: Transcript, record_id: int | None, seconds: float,

@@ -9,6 +9,7 @@ rest go on) or cancelled; speakers when asked; notices for files cut short; inde
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -21,10 +22,9 @@ from ..audio.truncation import Truncation, watch_truncations
 from ..core.errors import FerrumError, wrap_unexpected
 from ..core.types import Progress
 from ..transcripts.results import Segment, Transcript
-from .events import SegmentProduced
 from .jobs import Job
 from .settings import WHISPER
-from .transcription import TranscriptionResult, close_failed, finish, label_speakers
+from .transcription import TranscriptionResult, close_failed, finish, label_speakers, segment_sink
 
 if TYPE_CHECKING:
     from .engine import EngineService
@@ -122,13 +122,9 @@ def _run_group(service: EngineService, job: Job, model, group: list[_Decoded], o
     started = time.perf_counter()
     done: set[int] = set()
 
-    def segment(i: int, seg: Segment) -> None:
-        item = group[i]
-        service.events.emit(SegmentProduced(job.job_id, seg))
-        if item.record_id is not None:
-            service.history.append_segment_soon(item.record_id, seg)
-        if on_segment is not None:
-            on_segment(item.index, seg)
+    sinks = [segment_sink(service, job, item.record_id,
+                          None if on_segment is None else functools.partial(on_segment, item.index))
+             for item in group]
 
     def progress(i: int, p: Progress) -> None:
         if on_progress is not None:
@@ -144,7 +140,8 @@ def _run_group(service: EngineService, job: Job, model, group: list[_Decoded], o
 
     try:
         transcribe_many(model.executor, [item.audio for item in group], options, job.token,
-                        on_done=file_done, on_progress=progress, on_segment=segment)
+                        on_done=file_done, on_progress=progress,
+                        on_segment=lambda i, seg: sinks[i](seg))
     except Exception as exc:
         for i, item in enumerate(group):
             if i not in done:
