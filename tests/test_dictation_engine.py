@@ -239,3 +239,39 @@ def test_the_first_word_of_the_session_is_committed(whisper_tiny_int8, clip):
     audio = np.concatenate([np.zeros(RATE // 2, np.float32), read_audio(said.path), np.zeros(RATE, np.float32)])
     summary = DictationEngine(whisper_tiny_int8).run(FileSource(audio, RATE, speed=0))
     assert normalize(summary.text).split()[:1] == normalize(said.reference).split()[:1], summary.text
+
+
+def test_the_final_pass_runs_while_the_pause_is_confirmed(whisper_tiny_int8):
+    """The final pass starts ``final_pass_ms`` into a pause; the commit, ``pause_commit_ms`` in, takes its
+    words without a second pass, so the pass runs while the pause is confirmed instead of after it; a
+    pause that turns out shorter drops the pass."""
+    from executors.dictation import Committed, DictationEngine, DictationOptions, FileSource
+
+    said = utterance("pocketsphinx/cards_002.flac")
+    audio = np.concatenate([np.zeros(RATE // 2, np.float32), read_audio(said.path), np.zeros(RATE, np.float32)])
+    options = DictationOptions(final_pass_ms=100, pause_commit_ms=250)
+    stream_at: dict[str, list[float]] = {"final pass": [], "commit": []}
+    engine = DictationEngine(whisper_tiny_int8, options,
+                             on_event=lambda e: isinstance(e, Committed) and stream_at["commit"].append(engine._t / RATE))
+    words, decoded = engine.transcriber.words, []
+
+    def watched(samples, final=False, context=None):
+        before = engine.transcriber.passes
+        out = words(samples, final, context)
+        if final and engine.transcriber.passes > before:  # a pass that decoded (not the cached words)
+            stream_at["final pass"].append(engine._t / RATE)
+        decoded.append(engine.transcriber.passes > before)
+        return out
+
+    engine.transcriber.words = watched
+    summary = engine.run(FileSource(audio, RATE, speed=0))
+    assert summary.text.strip(), "nothing was committed"
+    *dropped, final_at = stream_at["final pass"]
+    # the clip has a short pause (100–250 ms) after its first words: a final pass starts there, the speaker
+    # goes on, and its words are not committed
+    assert dropped, stream_at
+    assert not any(d < c < d + 0.3 for d in dropped for c in stream_at["commit"]), stream_at
+    # after the last words the pass runs 100 ms into the pause and its words are committed at 250 ms
+    # (both rounded up to the VAD's 32 ms windows), with no second pass
+    assert 0.1 <= stream_at["commit"][-1] - final_at <= 0.2, stream_at
+    assert summary.passes == sum(decoded)

@@ -3,7 +3,10 @@
 With word timestamps, each word goes to the speaker whose turns cover most of it (the nearest turn
 when it falls in a gap), and a Whisper segment is cut where the speaker changes between words, so
 one segment never holds two voices. Without words, a segment goes to the speaker who covers most of
-it. The input transcript is left unchanged.
+it. Every word and segment gets a speaker: one far from every turn takes its neighbours' speaker,
+else the nearest turn's, and with no turns at all the one speaker ``SPEAKER_00`` (what was
+transcribed was said by someone). ``diarize_transcript`` diarizes with the transcript's words as speech
+evidence, then assigns. The input transcript is left unchanged.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 
+from ..core.types import CancelToken
 from ..transcripts.results import Segment, Transcript, Word
-from .options import Diarization, SpeakerTurn
+from .engine import ProgressFn, diarize
+from .heard import transcript_speech
+from .options import Diarization, DiarizationOptions, SpeakerTurn, speaker_label
 
 # A change of speaker for less than this many seconds of words inside a segment is kept with its
 # neighbours: a lone word is more often a turn edge a little off than a real interjection.
@@ -39,9 +45,17 @@ class _TurnIndex:
                 cover[turn.speaker] = cover.get(turn.speaker, 0.0) + overlap
         if cover:
             return max(cover, key=cover.__getitem__)
+        nearest, distance = self._nearest(start, end)
+        return nearest.speaker if distance <= NEAREST_TURN_S else None
+
+    def _nearest(self, start: float, end: float) -> tuple[SpeakerTurn, float]:
         mid = (start + end) / 2
         nearest = min(self.turns, key=lambda t: max(t.start - mid, mid - t.end, 0.0))
-        return nearest.speaker if max(nearest.start - mid, mid - nearest.end) <= NEAREST_TURN_S else None
+        return nearest, max(nearest.start - mid, mid - nearest.end, 0.0)
+
+    def nearest_speaker(self, start: float, end: float) -> str:
+        """The speaker of the turn nearest to [start, end] at any distance (SPEAKER_00 without turns)."""
+        return self._nearest(start, end)[0].speaker if self.turns else speaker_label(0)
 
 
 def _fill_gaps(labels: list[str | None]) -> list[str | None]:
@@ -80,7 +94,9 @@ def _merge_short_runs(words: list[Word], labels: list[str | None]) -> list[str |
 
 def _split_by_speaker(seg: Segment, index: _TurnIndex) -> list[Segment]:
     words = seg.words or []
-    labels = _merge_short_runs(words, _fill_gaps([index.speaker(w.start, w.end) for w in words]))
+    labels = _fill_gaps([index.speaker(w.start, w.end) for w in words])
+    labels = _merge_short_runs(words, [label or index.nearest_speaker(w.start, w.end)
+                                       for w, label in zip(words, labels)])
     words = [replace(w, speaker=label) for w, label in zip(words, labels)]
     pieces: list[list[Word]] = []
     for word in words:
@@ -113,5 +129,13 @@ def assign_speakers(transcript: Transcript, diarization: Diarization) -> Transcr
         else:
             segments.append(replace(seg, speaker=index.speaker(seg.start, seg.end)))
     labels = _fill_gaps([s.speaker for s in segments])
-    segments = [replace(s, id=i, speaker=label) for i, (s, label) in enumerate(zip(segments, labels))]
+    segments = [replace(s, id=i, speaker=label or index.nearest_speaker(s.start, s.end))
+                for i, (s, label) in enumerate(zip(segments, labels))]
     return replace(transcript, segments=segments, speaker_names=dict(transcript.speaker_names))
+
+
+def diarize_transcript(transcript: Transcript, audio, options: DiarizationOptions | None = None, *,
+                       on_progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> Transcript:
+    """``transcript`` of ``audio`` with every word and segment given a speaker; its words are speech evidence."""
+    heard = transcript_speech(transcript)
+    return assign_speakers(transcript, diarize(audio, options, heard=heard, on_progress=on_progress, cancel=cancel))

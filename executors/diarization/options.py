@@ -25,7 +25,10 @@ class DiarizationOptions:
     # (automatic count). Chosen on joined clean conversations (bench/diarize.py), then checked on meetings.
     threshold: float = 0.5
     step_s: float = 5.0                    # hop between the 10 s segmentation chunks
-    min_speaker_s: float = 1.0             # a "speaker" with less clean speech is folded into the nearest one
+    # A "speaker" with less clean speech is folded into the nearest one. 0.5 s (with the merging of alike
+    # groups in clustering.py) was chosen on the speech-dev conversations and meetings of bench/diarize.py;
+    # 1.0 s folded people who say only a few words into someone else.
+    min_speaker_s: float = 0.5
     min_gap_s: float = 0.1                 # shorter pauses inside one speaker's speech are closed
     vad: VadOptions = field(default_factory=_diarization_vad)
 

@@ -55,11 +55,14 @@ def speaker_turns(talking: np.ndarray, duration: float, min_gap_s: float) -> lis
 
 
 def fill_heard_speech(talking: np.ndarray, heard: np.ndarray) -> np.ndarray:
-    """Give frames where speech is ``heard`` but nobody talks to the speaker of the nearest frame that has one."""
+    """Give frames where speech is ``heard`` but nobody talks to the speaker of the nearest frame that has one
+    (to one speaker when nobody talks anywhere: someone was heard, and words must have a speaker)."""
     quiet = heard & ~talking.any(1)
     voiced = np.flatnonzero(talking.any(1))
-    if not quiet.any() or not len(voiced):
+    if not quiet.any():
         return talking
+    if not len(voiced):
+        return heard[:, None].copy()
     out = talking.copy()
     rows = np.flatnonzero(quiet)
     after = np.clip(np.searchsorted(voiced, rows), 0, len(voiced) - 1)
@@ -69,10 +72,12 @@ def fill_heard_speech(talking: np.ndarray, heard: np.ndarray) -> np.ndarray:
     return out
 
 
-def span_frames(spans: list[tuple[float, float]], n_frames: int) -> np.ndarray:
-    """[frames] bool: frames whose start lies inside one of ``spans`` (seconds)."""
+def span_frames(spans, n_frames: int) -> np.ndarray:
+    """[frames] bool: frames whose start lies inside one of ``spans`` ((start, end) seconds, any order)."""
     starts = frame_start(np.arange(n_frames))
-    mask = np.zeros(n_frames, bool)
-    for s, e in spans:
-        mask |= (starts >= s) & (starts < e)
-    return mask
+    edges = np.asarray(list(spans), np.float64).reshape(-1, 2)
+    edges = edges[edges[:, 1] > edges[:, 0]]
+    change = np.zeros(n_frames + 1, np.int64)
+    np.add.at(change, np.searchsorted(starts, edges[:, 0], "left"), 1)
+    np.add.at(change, np.searchsorted(starts, edges[:, 1], "left"), -1)
+    return np.cumsum(change[:-1]) > 0

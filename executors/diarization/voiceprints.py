@@ -67,7 +67,7 @@ def stretches(active: np.ndarray, frame_s: float) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def _embed(encoder, frames) -> np.ndarray:
+def embed(encoder, frames) -> np.ndarray:
     frames = frames - frames.mean(0, keepdim=True)
     vector = encoder(frames[None]).numpy()[0]
     return vector / max(float(np.linalg.norm(vector)), 1e-8)
@@ -99,7 +99,7 @@ def voice_prints(samples: np.ndarray, activity: ChunkActivity, encoder, cancel: 
                         speakers.append(k)
                         ranges.append((first, end))
                         clean.append(clean_k.sum() * frame_s)
-                        vectors.append(_embed(encoder, fbank[torch.from_numpy(use)]))
+                        vectors.append(embed(encoder, fbank[torch.from_numpy(use)]))
             if on_progress is not None:
                 on_progress(Progress(c + 1, len(activity.starts), "chunks", "telling voices apart"))
     return VoicePrints(np.array(chunks, np.int64), np.array(speakers, np.int64),

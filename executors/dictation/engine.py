@@ -34,7 +34,6 @@ from .policy import LocalAgreement, Word
 from .transcriber import PassTranscriber
 
 RATE = 16000
-_FINAL_TAIL_S = 0.5
 
 
 class _Buffer:
@@ -177,6 +176,7 @@ class DictationEngine:
 
     def _reset_utterance(self) -> None:
         self._silence_start: int | None = None
+        self._final_heard: int | None = None  # the pause whose final pass has run
         self._spoke = False            # speech (min_speech_ms or more) since the last full commit
         self._speech_run = 0
         self._last_pass = 0            # buffer size at the last step pass
@@ -247,6 +247,10 @@ class DictationEngine:
         silent = self._t - self._silence_start if self._silence_start is not None else -1
         if self._spoke and silent >= o.pause_commit_ms * RATE // 1000:
             self._commit_all(self._silence_start)
+        elif self._spoke and silent >= o.final_pass_ms * RATE // 1000 and self._final_heard != self._silence_start:
+            # the final pass runs now, while the pause is confirmed; the commit finds its words cached
+            self._final_heard = self._silence_start
+            self._final_words(self._silence_start)
         elif (self._spoke and not self._behind and self._silence_start is None
               and self._buf.size - self._last_pass >= o.step_s * RATE):
             self._step()
@@ -277,13 +281,23 @@ class DictationEngine:
                 self._last_pass = self._buf.size
                 self._agree.trim(n, cut / RATE)
 
+    def _final_cut(self, speech_end: int) -> int:
+        # the VAD ends speech early on soft endings ("clubs" heard as "close"): the pass hears the pause too
+        return min(speech_end + self.options.final_pass_ms * RATE // 1000, self._t)
+
+    def _final_words(self, speech_end: int) -> list[Word]:
+        """The final pass over the utterance up to ``speech_end`` (and a little of the pause after it).
+        The same audio under the same prompt is decoded once, so the commit may ask again for free."""
+        words = self.transcriber.words(self._buf.until(self._final_cut(speech_end)), final=True,
+                                       context=self._context())
+        self._note_buffer()
+        return words
+
     def _commit_all(self, speech_end: int) -> None:
         """A pause or the utterance end: one final pass over the speech, everything committed."""
-        # the VAD ends speech early on soft endings ("clubs" heard as "close"): the pass hears the pause too
-        cut = min(speech_end + int(_FINAL_TAIL_S * RATE), self._t)
+        cut = self._final_cut(speech_end)
         context = self._context()
-        words = self.transcriber.words(self._buf.until(cut), final=True, context=context)
-        self._note_buffer()
+        words = self._final_words(speech_end)
         new = self._agree.flush(words)
         if context is None and self._agree.committed == len(new) and self._echoes_prompt(new):
             new = []  # a pass over a breath or a click that just repeats the prompt

@@ -50,6 +50,10 @@ class DictationOptions:
                                       # shows words sooner; on the dev set it commits more early errors)
     vad_threshold: float = 0.5
     pause_commit_ms: int = 250        # a pause this long commits everything said before it
+    final_pass_ms: int = 100          # the final pass over the speech starts this far into a pause, while
+                                      # the pause is still being confirmed (its text waits for
+                                      # pause_commit_ms and is dropped if the speaker goes on); it hears
+                                      # this much of the pause, for soft endings the VAD cuts early
     end_silence_ms: int = 700         # a pause this long ends the utterance
     min_speech_ms: int = 64
     commit_hold_s: float = 0.6        # a step pass commits a word only with this much audio after it
@@ -82,6 +86,9 @@ class DictationOptions:
         if not 0 < self.pause_commit_ms <= self.end_silence_ms:
             raise InvalidParameterError("pause_commit_ms must be positive and at most end_silence_ms",
                                         "e.g. 250 and 700")
+        if not 0 <= self.final_pass_ms <= self.pause_commit_ms:
+            raise InvalidParameterError("final_pass_ms must lie between 0 and pause_commit_ms",
+                                        "e.g. 100 with a pause_commit_ms of 250")
         if not 0 < self.trim_after_s <= self.max_buffer_s <= 28:
             raise InvalidParameterError("need 0 < trim_after_s <= max_buffer_s <= 28 seconds",
                                         "the buffer must fit one 30 s Whisper window")

@@ -124,14 +124,14 @@ def close_failed(service: EngineService, record_id: int | None, exc: BaseExcepti
 
 def label_speakers(transcript: Transcript, source, speakers, progress: Callable, cancel) -> Transcript:
     from ..core.types import Progress
-    from ..diarization import assign_speakers, diarize
+    from ..diarization import diarize_transcript
 
     total = transcript.duration
 
     def step(p) -> None:
         progress(Progress(p.fraction * total, total, "s", "finding speakers"))
 
-    return assign_speakers(transcript, diarize(source, speakers, on_progress=step, cancel=cancel))
+    return diarize_transcript(transcript, source, speakers, on_progress=step, cancel=cancel)
 
 
 def _probe(source) -> float | None:

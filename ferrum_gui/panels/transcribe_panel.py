@@ -53,6 +53,7 @@ class TranscribePanel(QWidget):
         super().__init__(parent)
         self.host = host
         self._tasks = TaskSet(host.failure.emit)
+        self._saves = TaskSet(host.failure.emit)  # edits and renames on their way to the record (Export waits)
         self._settings = getattr(parent, "qsettings", None)  # the window's QSettings (none in some tests)
         self.queue = TranscriptionQueue(host, self)
         self._shown_job: str | None = None      # job whose live segments the view follows
@@ -220,14 +221,8 @@ class TranscribePanel(QWidget):
                              "cancelled": f"Cancelled {name}; the segments decoded so far are kept in "
                                           "the history."}[state])
         self.jobStateChanged.emit(job_id, state)
-        record_id = self.queue.record_id(job_id)
         if self._shown_job == job_id:
-            self._shown_job = None
-            if record_id is not None:
-                self.show_record(record_id)
-            else:  # it failed before anything was saved (e.g. not an audio file)
-                self._set_title(f"{name} — {state}")
-                self._update_actions()
+            self._show_ended(job_id, state)
 
     def _clear_finished(self) -> None:
         self.jobs.clear_finished()
@@ -266,6 +261,20 @@ class TranscribePanel(QWidget):
         self._set_title(f"{path.name} — transcribing…")
         self.view.set_segments(self.queue.segments(job_id))
         self._update_actions()
+
+    def _show_ended(self, job_id: str, state: str) -> None:
+        """The job shown live ended: the view keeps what it holds (the user's edits too), completed by the
+        transcript the job returned; the history is not read again."""
+        self._shown_job = None
+        name = self.queue.path(job_id).name
+        transcript = self.queue.result(job_id)
+        if transcript is not None:
+            self._transcript = transcript
+            self.view.complete(transcript.segments)
+        self._set_title(name if state == "done" else f"{name} — {state}")
+        self._update_actions()
+        if self._record_id is not None:
+            self.recordShown.emit(self._record_id)
 
     def _show_job(self, job_id: str) -> None:
         if job_id == self.queue.running_job:
@@ -309,13 +318,13 @@ class TranscribePanel(QWidget):
 
     def _on_segment_edited(self, segment_id: int, text: str) -> None:
         if self._record_id is not None:
-            self._tasks.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
+            self._saves.spawn(self.host.update_segment_text(self._record_id, segment_id, text),
                               "saving your edit")
         self._update_actions()
 
     def _on_speaker_renamed(self, label: str, name: str) -> None:
         if self._record_id is not None:
-            self._tasks.spawn(self.host.rename_speaker(self._record_id, label, name), "renaming the speaker")
+            self._saves.spawn(self.host.rename_speaker(self._record_id, label, name), "renaming the speaker")
 
     def _on_play(self, _segment_id: int, start: float, end: float) -> None:
         if self._audio_path:
@@ -336,7 +345,7 @@ class TranscribePanel(QWidget):
 
     def export_dialog(self) -> ExportDialog | None:
         """Open the save dialog (window-modal, not blocking); the export runs when a name is chosen."""
-        if self.current_transcript() is None:
+        if self.view.rowCount() == 0:
             return None
         dialog = ExportDialog(self, Path(self._audio_path or "transcript").stem, getattr(self.window(), "qsettings", None))
         dialog.fileSelected.connect(lambda path: self._tasks.spawn(self.export(*dialog.target(path)),
@@ -347,13 +356,20 @@ class TranscribePanel(QWidget):
     async def export(self, path, fmt: str | None = None) -> Path:
         """Write the shown transcript to ``path``: in the format of its extension when it has a known
         one, else in ``fmt`` (default txt) with that extension added."""
-        transcript = self.current_transcript()
-        if transcript is None:
+        if self.view.rowCount() == 0:
             raise InvalidParameterError("There is no transcript to export", "open or transcribe a file first")
         path, fmt = export_target(path, fmt)
-        written = await self.host.export(transcript, path, fmt)
+        written = await self.host.export(await self._export_source(), path, fmt)
         self.status.setText(f"Exported to {written}")
         return written
+
+    async def _export_source(self) -> int | Transcript:
+        """A saved record goes out by its id, as ``ferrum history export`` writes it, once the user's edits
+        are in it; a transcript not saved, or still being decoded, as the view holds it."""
+        if self._record_id is None or self._shown_job is not None:
+            return self.current_transcript()
+        await self._saves.join()
+        return self._record_id
 
     async def send_to_index(self, record_id: int | None = None) -> None:
         """Add a history record (default: the one shown) to the search index."""
@@ -393,4 +409,5 @@ class TranscribePanel(QWidget):
         self.playback.shutdown()
         self.queue.shutdown()
         self._tasks.cancel_all()
+        self._saves.cancel_all()
 

@@ -1,8 +1,8 @@
 """The Transcribe panel's view of its jobs on the engine service's Whisper queue.
 
 Files are queued on the service at once (they run one at a time, in order); this object keeps what
-each job produced (segments, history record) and reports every change as a signal; the panel turns
-those into rows, progress bars and the live transcript.
+each job produced (segments, history record, the finished transcript) and reports every change as a
+signal; the panel turns those into rows, progress bars and the live transcript.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from executors.core.errors import Cancelled, FerrumError
+from executors.transcripts.results import Transcript
 from executors.whisper.options import TranscribeOptions
 
 from ..widgets.job_list import JobState
@@ -39,6 +40,7 @@ class TranscriptionQueue(QObject):
         self._paths: dict[str, Path] = {}
         self._segments: dict[str, list] = {}
         self._records: dict[str, int] = {}
+        self._results: dict[str, Transcript] = {}  # the finished transcript, or the part decoded before it stopped
         self._notices: dict[str, str] = {}
         host.jobStarted.connect(self._on_started)
         host.jobProgress.connect(self._on_progress)
@@ -62,6 +64,10 @@ class TranscriptionQueue(QObject):
 
     def record_id(self, job_id: str) -> int | None:
         return self._records.get(job_id)
+
+    def result(self, job_id: str) -> Transcript | None:
+        """An ended job's transcript: all of it, or what was decoded before it was cancelled or failed."""
+        return self._results.get(job_id)
 
     def active_records(self) -> set[int]:
         """History records a running job is still writing."""
@@ -94,13 +100,15 @@ class TranscriptionQueue(QObject):
 
     async def _run(self, job_id: str, queued) -> None:
         try:
-            await queued
-        except Cancelled:
+            self._results[job_id] = await queued
+        except Cancelled as exc:
             state = JobState.CANCELLED
             message = ("cancelled; the segments decoded so far are kept" if job_id in self._segments
                        else "cancelled before it started")
+            self._keep_partial(job_id, exc)
         except FerrumError as exc:  # already shown by the host's notification path
             state, message = JobState.FAILED, str(exc)
+            self._keep_partial(job_id, exc)
         else:
             state, message = JobState.DONE, self._notices.get(job_id, "")
         finally:
@@ -108,6 +116,11 @@ class TranscriptionQueue(QObject):
             if self._running == job_id:
                 self._running = None
         self.jobEnded.emit(job_id, state.value, message)
+
+    def _keep_partial(self, job_id: str, exc: FerrumError) -> None:
+        partial = getattr(exc, "partial", None)
+        if partial is not None:
+            self._results[job_id] = partial
 
     def _on_started(self, job_id: str, info) -> None:
         if job_id not in self._pending:

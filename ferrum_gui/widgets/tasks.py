@@ -37,6 +37,11 @@ class TaskSet:
             self._report(wrap_unexpected(exc, doing))
         return None
 
+    async def join(self) -> None:
+        """Wait for every task spawned so far, and any they spawn (failures are reported, not raised here)."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
     @property
     def pending(self) -> int:
         return len(self._tasks)

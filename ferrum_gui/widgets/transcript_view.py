@@ -13,6 +13,8 @@ after text so the other columns keep their indices); double-clicking a speaker r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QUndoStack
 from PySide6.QtWidgets import (
@@ -107,6 +109,14 @@ class TranscriptView(PlaceholderMixin, QTableWidget):
             if seg_id in self._original:
                 self._original[seg_id] = text
                 self._mark(seg_id)
+
+    def complete(self, segments: list[Segment]) -> None:
+        """Bring the rows shown while decoding to the finished transcript's ``segments`` (e.g. now with
+        speakers), keeping the user's edits; rows already equal are not redrawn."""
+        edited = {seg_id: seg.text for seg_id, seg in self._segments.items() if self.is_edited(seg_id)}
+        final = [replace(seg, text=edited.get(seg.id, seg.text)) for seg in segments]
+        if final != self.segments():  # a rebuild also clears the undo history, as opening a record does
+            self.set_segments(final, self.speaker_names(), {seg_id: self._original[seg_id] for seg_id in edited})
 
     # --- speakers ------------------------------------------------------------------------
 

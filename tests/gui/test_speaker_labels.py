@@ -50,6 +50,27 @@ def test_view_shows_coloured_speaker_labels_and_renames_everywhere(qtbot):
     assert view.item(1, COL_SPEAKER).text() == "Speaker 2" and "SPEAKER_01" not in view.speaker_names()
 
 
+def test_speakers_found_at_the_end_join_the_rows_shown_while_decoding_and_keep_edits(qtbot):
+    from dataclasses import replace
+
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    for seg in _segments():  # as decoded: no speakers yet
+        view.append_segment(replace(seg, speaker=None, words=None))
+    view.edit_segment_text(1, "Hi there.")
+    unchanged = [view.item(r, COL_TEXT) for r in range(3)]
+    view.complete([replace(s, speaker=None, words=None) for s in _segments()])  # nothing new: rows kept
+    assert [view.item(r, COL_TEXT) for r in range(3)] == unchanged and view.isColumnHidden(COL_SPEAKER)
+
+    view.complete(_segments())  # the finished transcript, speakers labelled
+    assert not view.isColumnHidden(COL_SPEAKER)
+    assert [view.item(r, COL_SPEAKER).text() for r in range(3)] == ["Speaker 1", "Speaker 2", "Speaker 1"]
+    assert [view.segment_text(r) for r in range(3)] == ["Hello.", "Hi there.", "Bye."]
+    assert view.is_edited(1) and not view.is_edited(0)
+    view.revert_segment(1)
+    assert view.segment_text(1) == "Hi."
+
+
 def test_speaker_colours_stay_apart():
     hues = {speaker_color(i, False).hslHue() for i in range(8)}
     assert len(hues) == 8
