@@ -36,11 +36,13 @@ def _agglomerative(vectors: np.ndarray, n_clusters: int | None, threshold: float
     return model.fit_predict(vectors)
 
 
-def centroids(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """[k, d] unit-length mean vector of each label 0..k-1."""
-    k = int(labels.max()) + 1 if len(labels) else 0
-    out = np.stack([vectors[labels == i].mean(0) for i in range(k)]) if k else np.zeros((0, vectors.shape[1]))
-    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-8)
+def centroids(vectors: np.ndarray, labels: np.ndarray, k: int | None = None) -> np.ndarray:
+    """[k, d] unit-length mean vector of each label 0..k-1 (k: the labels' own count by default); a label
+    without vectors gets zeros."""
+    k = (int(labels.max()) + 1 if len(labels) else 0) if k is None else k
+    sums = np.zeros((k, vectors.shape[1]), np.float64)
+    np.add.at(sums, labels, vectors)
+    return (sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-8)).astype(vectors.dtype)
 
 
 def _dense(labels: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import features
 from .activity import frame_spans, frame_start
+from .clustering import centroids as voice_centroids
 from .segmenter import SAMPLE_RATE
 from .voiceprints import VoicePrints, embed
 
@@ -46,12 +47,6 @@ def transcript_speech(transcript) -> list[tuple[float, float]]:
     return spans
 
 
-def _voice_centroids(prints: VoicePrints, voice_of: np.ndarray, n_voices: int) -> np.ndarray:
-    sums = np.zeros((n_voices, prints.vectors.shape[1]), np.float32)
-    np.add.at(sums, voice_of, prints.vectors)
-    return sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-8)
-
-
 def _stretches(spans: list[tuple[float, float]]) -> list[list[tuple[float, float]]]:
     """``spans`` grouped into stretches: a pause under JOIN_PAUSE_S does not end one."""
     out: list[list[tuple[float, float]]] = []
@@ -72,7 +67,7 @@ def print_unvoiced_stretches(samples: np.ndarray, talking: np.ndarray, heard: np
     quiet = heard & ~talking.any(1)
     if not n_voices or not len(prints) or not quiet.any():
         return talking
-    centroids = _voice_centroids(prints, voice_of, n_voices)
+    centroids = voice_centroids(prints.vectors, voice_of, n_voices)
     starts = frame_start(np.arange(len(quiet)))
     out = talking.copy()
     for stretch in _stretches(frame_spans(quiet, samples.size / SAMPLE_RATE)):
