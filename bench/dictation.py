@@ -13,7 +13,7 @@
     python bench/dictation.py --held-out       # 45 utterances the dictation test never hears
     python bench/dictation.py --set speech-wide --count 12 --skip-context   # 12 voices of speech-wide, live
     python bench/dictation.py --skip-context   # only the live run
-    python bench/dictation.py --final-short    # final passes on the short context as well
+    python bench/dictation.py --final-window 30   # final passes on the padded 30 s window (default 20 s)
     python bench/dictation.py --final-pass-ms 250   # the final pass only once the pause is confirmed
     python bench/dictation.py --type           # also type committed text into the focused window
                                                # (to see that typing leaves the latency alone)
@@ -88,7 +88,7 @@ def context_accuracy(ex, utterances, pads: list[float], min_contexts: list[float
     print(format_table(["encoder context", "WER %", "loops", "median pass ms", "× full"], rows))
 
 
-def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_full: bool,
+def live(ex, utterances, gap: float, speed: float, step: float, pad: float, final_window: float | None = None,
          type_text: bool = False, final_pass_ms: int | None = None):
     """One live run (printed); returns its ``DictationSummary``."""
     from executors.dictation import (
@@ -113,7 +113,9 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
         if typing is not None:
             typing.feed(event)
 
-    options = DictationOptions(step_s=step, context_pad_s=pad, final_full_window=final_full)
+    options = DictationOptions(step_s=step, context_pad_s=pad)
+    if final_window is not None:
+        options.final_window_s = final_window
     if final_pass_ms is not None:
         options.final_pass_ms = final_pass_ms
     engine = DictationEngine(ex, options, on_event=on_event)
@@ -129,7 +131,7 @@ def live(ex, utterances, gap: float, speed: float, step: float, pad: float, fina
     lat = np.array(summary.latencies) * 1000
     lags = np.array(summary.lags) * 1000
     print(f"\nLive dictation at {speed:g}× real time: {len(utterances)} utterances, {seconds:.1f} s of audio, "
-          f"step {step:g} s, final pass on the {'full 30 s window' if final_full else 'short context'} "
+          f"step {step:g} s, final pass on a {options.final_window_s:g} s window "
           f"{options.final_pass_ms} ms into a pause, "
           f"wall {wall:.1f} s{', typing into the focused window' if typing is not None else ''}")
     print(format_table(["figure", "value"], [
@@ -165,7 +167,8 @@ def main() -> None:
     p.add_argument("--pad", type=float, default=1.0, help="padding after the audio in the short context")
     p.add_argument("--pads", default="0,1", help="paddings compared in the context table")
     p.add_argument("--min-contexts", default="8", help="minimum short contexts compared (seconds)")
-    p.add_argument("--final-short", action="store_true", help="final passes on the short context too")
+    p.add_argument("--final-window", type=float, default=None,
+                   help="seconds the final pass encodes at least (30: the padded window; default: the engine's)")
     p.add_argument("--final-pass-ms", type=int, default=None,
                    help="how far into a pause the final pass starts (default: the engine's)")
     p.add_argument("--threads", type=int, default=2, help="CPU threads (this machine has 2 cores)")
@@ -188,7 +191,7 @@ def main() -> None:
         context_accuracy(ex, utterances, [float(x) for x in args.pads.split(",")],
                          [float(x) for x in args.min_contexts.split(",") if x])
     if not args.skip_live:
-        live(ex, utterances, args.gap, args.speed, args.step, args.pad, not args.final_short, args.type,
+        live(ex, utterances, args.gap, args.speed, args.step, args.pad, args.final_window, args.type,
              args.final_pass_ms)
 
 

@@ -24,6 +24,12 @@ WELCOME = SPEECH_DIR / "asterisk" / "dir-welcome.flac"
 GUARD_S = 300
 
 
+def _ctrl_c_on() -> None:
+    """In the child before it starts: Ctrl+C's default, which a shell's background job (``pytest &``)
+    would otherwise pass on as ignored, so that the SIGINT below would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     """``ferrum watch`` in a process of its own, its output lines read as they come."""
 
@@ -32,7 +38,7 @@ class Watch:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ferrum_cli.main", "watch", str(folder), "--output-beside", "--format", "srt",
              "--settle", "0.5", "--threads", "1"], cwd=ROOT, env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_on)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()

@@ -129,3 +129,28 @@ def test_transcribe_diarize_json_gives_every_word_a_speaker(tmp_path, capsys):
     assert len(first_turn) == 1 and quiet_words
     assert {w["speaker"] for w in quiet_words} == first_turn
 
+
+
+def test_fast_long_files_give_every_word_and_segment_a_speaker(tmp_path, capsys):
+    """``--fast-long-files --diarize`` (issue 25): a window joins both voices' turns into one segment, which
+    the speaker turns split; every word and segment has a speaker, segments stay in order, and each voice's
+    words go to a speaker of their own."""
+    import soundfile as sf
+
+    from ferrum_cli.main import main
+
+    conv = conversation(["asterisk", "librivox"], n_turns=6, seed=3)
+    sf.write(tmp_path / "talk.wav", conv.audio, 16000)
+    code = main(["transcribe", str(tmp_path / "talk.wav"), "--fast-long-files", "--diarize", "--format", "json",
+                 "--output-dir", str(tmp_path), "--threads", "2", "--quiet", "--no-history"])
+    assert code == 0, capsys.readouterr().err
+    data = json.loads((tmp_path / "talk.json").read_text(encoding="utf-8"))
+    segments, words = data["segments"], data["words"]
+    assert words and all(w["speaker"] for w in words) and all(s["speaker"] for s in segments)
+    assert all(a["end"] <= b["start"] for a, b in zip(segments, segments[1:]))
+    heard: dict[str, list[str]] = {}
+    for start, end, voice in conv.turns:
+        inside = [w["speaker"] for w in words if start + 0.3 <= (w["start"] + w["end"]) / 2 <= end - 0.3]
+        heard.setdefault(voice, []).extend(inside)
+    majority = {voice: max(set(labels), key=labels.count) for voice, labels in heard.items() if labels}
+    assert len(majority) == 2 and len(set(majority.values())) == 2, heard

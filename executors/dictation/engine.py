@@ -75,7 +75,7 @@ class DictationEngine:
         self.on_event = on_event
         self.transcriber = PassTranscriber(executor, self.options.language, self.options.short_context,
                                            self.options.min_context_s, self.options.tokens_per_second,
-                                           self.options.context_pad_s, self.options.final_full_window,
+                                           self.options.context_pad_s, self.options.final_window_s,
                                            task=self.options.task)
         self._stop = threading.Event()
         self.summary = DictationSummary(record_path=self.options.record_path)

@@ -20,14 +20,14 @@ _COMPRESSION_LIMIT = 2.4
 class PassTranscriber:
     def __init__(self, executor, language: str | None, short_context: bool = True,
                  min_context_s: float = 1.0, tokens_per_second: float = 8.0, pad_s: float = 1.0,
-                 final_full_window: bool = False, task: str = "transcribe"):
+                 final_window_s: float = 30.0, task: str = "transcribe"):
         self.ex = executor
         self.options = executor.check_options(TranscribeOptions(language=language, task=task))
         self.language = self.options.language  # this utterance's: the one given, or detected at its first pass
         self.short_context = short_context
         self.min_context_s = min_context_s
         self.pad_s = pad_s
-        self.final_full_window = final_full_window
+        self.final_window_s = final_window_s
         self.fallbacks = 0
         self.full_fallback = True   # a final pass that looped is redone on the padded 30 s window
         self.collapse_loops = True  # keep a loop's first occurrence instead of discarding the pass
@@ -62,11 +62,12 @@ class PassTranscriber:
         # A live pass goes before file work waiting for the model; a running file job hands the model
         # over at its next window.
         with self.ex.turns.turn(Urgency.LIVE):
-            short = self.short_context and not (final and self.final_full_window)
-            words = self._decode(samples, short, context)
+            window = (self.final_window_s if final else self.min_context_s) if self.short_context else 30.0
+            short = window < 30.0
+            words = self._decode(samples, short, context, window)
             if final and short and words is None and self.full_fallback:
                 self.fallbacks += 1
-                words = self._decode(samples, False, context)  # a looping short pass: retry on the full window
+                words = self._decode(samples, False, context, 30.0)  # a looping short pass: retry on the full window
         self.compute_seconds += time.perf_counter() - t0
         self.passes += 1
         if final and words is None:
@@ -74,14 +75,16 @@ class PassTranscriber:
         self._last_key, self._last_words = key, words
         return words
 
-    def _decode(self, samples: np.ndarray, short: bool, context: PassContext | None) -> list[Word] | None:
-        """Words, or None when the pass looks like a hallucination loop."""
+    def _decode(self, samples: np.ndarray, short: bool, context: PassContext | None,
+                min_seconds: float) -> list[Word] | None:
+        """Words, or None when the pass looks like a hallucination loop.  ``short``: the encoder hears
+        only the audio there is, padded to at least ``min_seconds``; else the padded 30 s window."""
         ex, st = self.ex, self.ex.tokens
         rate = ex.log_mel.sample_rate
         duration = len(samples) / rate
         offset = context.seconds if context is not None else 0.0
         heard = np.concatenate([context.audio, samples]) if context is not None else samples
-        enc = ex.encode_samples(heard, short=short, min_seconds=self.min_context_s, pad_seconds=self.pad_s)
+        enc = ex.encode_samples(heard, short=short, min_seconds=min_seconds, pad_seconds=self.pad_s)
         if self.language is None:  # a multilingual model and no language given
             # detection, as Whisper was trained for it, reads a padded 30 s window; kept for the utterance
             # so that consecutive passes can agree

@@ -13,6 +13,11 @@ Each window still goes through the sequential path's quality rules: the temperat
 (``decode_window``), the loop check against its audio and the silence rule (``is_silence``).  A row's
 result does not depend on the rows it is batched with (``RowInt8Linear``; sampling is seeded from the
 window's features), so a file gives the same text alone or next to other files.
+
+Without timestamp tokens Whisper sometimes ends a window at a change of voice or room, as though
+the speech after it were not there.  Such a window holds far fewer words than its speech
+(``stops_short``), so it is decoded again as two halves cut at a chunk boundary, recursively, and
+keeps the halves' segments when they hold more words.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
+from .quality import word_count
 from .speech_evidence import WindowAudio
 
 if TYPE_CHECKING:
@@ -36,6 +42,10 @@ if TYPE_CHECKING:
 DEFAULT_CHUNKED_BATCH = 8
 # faster-whisper's batched defaults: a pause of 0.16 s ends a chunk, no chunk is longer than a window
 CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0, streams=16)
+# A window of joined chunks whose text has fewer words than this per second of its speech, over at
+# least MIN_SHORT_S seconds, stopped short: people read at 2-3 words a second
+MIN_WORDS_PER_S = 1.0
+MIN_SHORT_S = 8.0
 
 
 @dataclass
@@ -68,6 +78,26 @@ def group_chunks(spans: list[tuple[int, int]], window: int, join: bool = True) -
     return groups
 
 
+def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
+    """Whether a window of several chunks holds far fewer words than its speech: under
+    ``MIN_WORDS_PER_S`` over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
+    padding around each chunk, which would otherwise make lists of short commands or digits look slow."""
+    pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
+    speech = sum(max(b - a - pad, 0) for a, b in window.spans) / sample_rate
+    return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_S * speech
+
+
+def split(window: ChunkWindow) -> list[ChunkWindow]:
+    """Two windows of ``window``'s chunks, cut at the chunk boundary nearest half its speech."""
+    lengths = np.cumsum([b - a for a, b in window.spans])
+    cut = int(np.clip(np.abs(lengths[:-1] - lengths[-1] / 2).argmin() + 1, 1, len(window.spans) - 1))
+    return [ChunkWindow(window.job, window.spans[:cut]), ChunkWindow(window.job, window.spans[cut:])]
+
+
+def _words(segments: list[Segment]) -> int:
+    return sum(word_count(s.text) for s in segments)
+
+
 def plan(audios: Sequence[np.ndarray], window: int, sample_rate: int, join: bool = True,
          cancel: CancelToken | None = None) -> list[ChunkWindow]:
     out = []
@@ -90,8 +120,8 @@ class _Job:
                                      duration=duration, task=options.task, model_id=ex.model_id)
         self.progress(0.0)
 
-    def add(self, segment: Segment | None, done_s: float) -> None:
-        if segment is not None:
+    def add(self, segments: list[Segment], done_s: float) -> None:
+        for segment in segments:
             segment.id = len(self.transcript.segments)
             self.transcript.segments.append(segment)
             if self.on_segment is not None:
@@ -124,8 +154,8 @@ class _Decoder:
             if self.cancel is not None:
                 self.cancel.raise_if_cancelled("transcription")
             batch = windows[at:at + size]
-            for w, segment in zip(batch, self._decode(batch)):
-                self.jobs[w.job].add(segment, w.spans[-1][1] / self.ex.log_mel.sample_rate)
+            for w, segments in zip(batch, self._decode(batch)):
+                self.jobs[w.job].add(segments, w.spans[-1][1] / self.ex.log_mel.sample_rate)
             upto = windows[at + size].job if at + size < len(windows) else len(self.jobs)
             finished = self._finish(finished, upto, on_done)
         self._finish(finished, len(self.jobs), on_done)
@@ -137,11 +167,13 @@ class _Decoder:
                 on_done(j, self.jobs[j].transcript)
         return max(finished, upto)
 
-    def _decode(self, batch: list[ChunkWindow]) -> list[Segment | None]:
+    def _decode(self, batch: list[ChunkWindow]) -> list[list[Segment]]:
+        """Each window's segments: one, or none for silence; a window whose text stops short of its
+        speech is decoded again as two halves, and gets theirs."""
         ex, opts = self.ex, self.options
         heard = [WindowAudio(w.samples(self.jobs[w.job].audio)) for w in batch]
         live = [i for i, a in enumerate(heard) if not a.is_digital_silence()]
-        out: list[Segment | None] = [None] * len(batch)
+        out: list[list[Segment]] = [[] for _ in batch]
         if not live:
             return out
         with ex.stats.operation("prefill", len(live)):
@@ -159,11 +191,27 @@ class _Decoder:
         if opts.beam_size == 1 and opts.temperatures[0] == 0:
             firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=self.timestamps, cancel=self.cancel,
                                              stop_loops=opts.repetition_threshold, audio=audios)
+        short: list[int] = []
         for row, i in enumerate(live):
             result = ex.decode_window(enc[row:row + 1], prompts[row], opts, self.cancel, first=firsts[row],
                                       seed_from=keys[row], audio=audios[row])
-            if not is_silence(result, opts, audios[row]):
-                out[i] = self._segment(batch[i], result, enc[row:row + 1])
+            if is_silence(result, opts, audios[row]):
+                continue
+            segment = self._segment(batch[i], result, enc[row:row + 1])
+            out[i] = [segment] if segment is not None else []
+            if stops_short(batch[i], result.text, ex.log_mel.sample_rate):
+                short.append(i)
+        if short:
+            # without timestamp tokens Whisper may end a window at a change of voice or room, as if the
+            # speech after it were not there; the halves, each decoded on its own, are kept when they
+            # hear more words
+            halves = [half for i in short for half in split(batch[i])]
+            size = max(opts.batch_windows, 1)
+            decoded = [segments for at in range(0, len(halves), size) for segments in self._decode(halves[at:at + size])]
+            for k, i in enumerate(short):
+                redone = decoded[2 * k] + decoded[2 * k + 1]
+                if _words(redone) > _words(out[i]):
+                    out[i] = redone
         return out
 
     def _language(self, transcript: Transcript) -> str | None:

@@ -146,6 +146,9 @@ def _type_into_file_dialog(path: Path, filter_text: str | None = None) -> list:
             if filter_text is not None:
                 dialog.selectNameFilter(filter_text)
             name = dialog.findChild(QLineEdit, "fileNameEdit")
+            # the name completer lists the folder in a thread; on a busy machine its popup opens while
+            # the path is typed and takes the Return meant for the dialog, which then never closes
+            name.setCompleter(None)
             name.selectAll()
             QTest.keyClicks(name, str(path))
             QTest.keyClick(name, Qt.Key.Key_Return)
