@@ -108,20 +108,25 @@ def test_span_frames_marks_frames_starting_inside_any_span():
     assert span_frames(spans, 200).tolist() == expected.tolist() and span_frames([], 200).sum() == 0
 
 
+def _transcribe_json(tmp_path, capsys, *options: str) -> dict:
+    """``ferrum transcribe tmp_path/talk.wav --format json *options`` through the real CLI; its JSON."""
+    from ferrum_cli.main import main
+
+    code = main(["transcribe", str(tmp_path / "talk.wav"), *options, "--format", "json", "--output-dir",
+                 str(tmp_path), "--threads", "2", "--quiet", "--no-history"])
+    assert code == 0, capsys.readouterr().err
+    return json.loads((tmp_path / "talk.json").read_text(encoding="utf-8"))
+
+
 def test_transcribe_diarize_json_gives_every_word_a_speaker(tmp_path, capsys):
     """``ferrum transcribe --diarize --format json`` on two real voices, one turn 35 dB down (the network drops
     it, Whisper does not): every word has a speaker, and the quiet turn's words have their own voice's."""
     import soundfile as sf
 
-    from ferrum_cli.main import main
-
     conv = conversation(["asterisk", "librivox"], n_turns=6, seed=3)
     start, end, _ = conv.turns[QUIET_TURN]
     sf.write(tmp_path / "talk.wav", _attenuated(conv.audio, start, end, -35), 16000)
-    code = main(["transcribe", str(tmp_path / "talk.wav"), "--diarize", "--format", "json", "--output-dir",
-                 str(tmp_path), "--threads", "2", "--quiet", "--no-history"])
-    assert code == 0, capsys.readouterr().err
-    data = json.loads((tmp_path / "talk.json").read_text(encoding="utf-8"))
+    data = _transcribe_json(tmp_path, capsys, "--diarize")
     assert data["words"] and all(w["speaker"] for w in data["words"])
     assert all(s["speaker"] for s in data["segments"])
     first_turn = {w["speaker"] for w in data["words"] if w["end"] <= conv.turns[0][1] + 0.2}
@@ -137,14 +142,9 @@ def test_fast_long_files_give_every_word_and_segment_a_speaker(tmp_path, capsys)
     words go to a speaker of their own."""
     import soundfile as sf
 
-    from ferrum_cli.main import main
-
     conv = conversation(["asterisk", "librivox"], n_turns=6, seed=3)
     sf.write(tmp_path / "talk.wav", conv.audio, 16000)
-    code = main(["transcribe", str(tmp_path / "talk.wav"), "--fast-long-files", "--diarize", "--format", "json",
-                 "--output-dir", str(tmp_path), "--threads", "2", "--quiet", "--no-history"])
-    assert code == 0, capsys.readouterr().err
-    data = json.loads((tmp_path / "talk.json").read_text(encoding="utf-8"))
+    data = _transcribe_json(tmp_path, capsys, "--fast-long-files", "--diarize")
     segments, words = data["segments"], data["words"]
     assert words and all(w["speaker"] for w in words) and all(s["speaker"] for s in segments)
     assert all(a["end"] <= b["start"] for a, b in zip(segments, segments[1:]))

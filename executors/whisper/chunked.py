@@ -90,7 +90,7 @@ def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
 def split(window: ChunkWindow) -> list[ChunkWindow]:
     """Two windows of ``window``'s chunks, cut at the chunk boundary nearest half its speech."""
     lengths = np.cumsum([b - a for a, b in window.spans])
-    cut = int(np.clip(np.abs(lengths[:-1] - lengths[-1] / 2).argmin() + 1, 1, len(window.spans) - 1))
+    cut = int(np.abs(lengths[:-1] - lengths[-1] / 2).argmin()) + 1
     return [ChunkWindow(window.job, window.spans[:cut]), ChunkWindow(window.job, window.spans[cut:])]
 
 
@@ -191,28 +191,32 @@ class _Decoder:
         if opts.beam_size == 1 and opts.temperatures[0] == 0:
             firsts = ex.decoder.decode_batch(enc, prompts, 0.0, timestamps=self.timestamps, cancel=self.cancel,
                                              stop_loops=opts.repetition_threshold, audio=audios)
-        short: list[int] = []
+        short: list[tuple[int, int, DecodeResult]] = []  # (window, row, result) of windows that stopped short
         for row, i in enumerate(live):
             result = ex.decode_window(enc[row:row + 1], prompts[row], opts, self.cancel, first=firsts[row],
                                       seed_from=keys[row], audio=audios[row])
             if is_silence(result, opts, audios[row]):
                 continue
-            segment = self._segment(batch[i], result, enc[row:row + 1])
-            out[i] = [segment] if segment is not None else []
             if stops_short(batch[i], result.text, ex.log_mel.sample_rate):
-                short.append(i)
+                short.append((i, row, result))
+            else:
+                out[i] = self._segments(batch[i], result, enc[row:row + 1])
         if short:
             # without timestamp tokens Whisper may end a window at a change of voice or room, as if the
             # speech after it were not there; the halves, each decoded on its own, are kept when they
-            # hear more words
-            halves = [half for i in short for half in split(batch[i])]
+            # hear more words (the window's own segment is only made, and its words aligned, when not)
+            halves = [half for i, _, _ in short for half in split(batch[i])]
             size = max(opts.batch_windows, 1)
             decoded = [segments for at in range(0, len(halves), size) for segments in self._decode(halves[at:at + size])]
-            for k, i in enumerate(short):
+            for k, (i, row, result) in enumerate(short):
                 redone = decoded[2 * k] + decoded[2 * k + 1]
-                if _words(redone) > _words(out[i]):
-                    out[i] = redone
+                better = _words(redone) > word_count(result.text)
+                out[i] = redone if better else self._segments(batch[i], result, enc[row:row + 1])
         return out
+
+    def _segments(self, window: ChunkWindow, result: DecodeResult, enc) -> list[Segment]:
+        segment = self._segment(window, result, enc)
+        return [segment] if segment is not None else []
 
     def _language(self, transcript: Transcript) -> str | None:
         return transcript.language if self.ex.tokens.is_multilingual else None
