@@ -111,6 +111,9 @@ def ferrum_engine(name: str, device: str, threads: int, quantize: str | None, ba
     from executors.whisper.options import TranscribeOptions
 
     dtype = "float16" if device.startswith("cuda") else "auto"
+    if quantize == "bf16-encoder":  # the opt-in bfloat16 encoder (FERRUM_CPU_BF16=1), int8 elsewhere
+        os.environ["FERRUM_CPU_BF16"] = "1"
+        quantize = "int8"
     ref = str(CT2_MODEL) if CT2_MODEL is not None else "whisper-tiny.en"
     ex = WhisperModelExecutor.from_path(resolve_model(ref).path, device=device, dtype=dtype,
                                         threads=threads, quantize=quantize)
@@ -138,7 +141,8 @@ def engine_specs(args) -> list[tuple[str, str, tuple]]:
     if not cuda and "batched" in args.engines:
         specs.append((f"{PEER} batched (x{args.batch})", "faster_whisper_engine",
                       ("cpu", "int8", args.threads, args.batch)))
-    ours = {"default": ("auto", 1), "int8": ("int8", 1), "float32": ("none", 1), "batched": ("auto", args.batch)}
+    ours = {"default": ("auto", 1), "int8": ("int8", 1), "bf16-encoder": ("bf16-encoder", 1), "float32": ("none", 1),
+            "batched": ("auto", args.batch)}
     for label, (quant, bw) in ours.items():
         if label in args.engines:
             specs.append((f"ferrum {label}" + (f" (x{bw})" if bw > 1 else ""), "ferrum_engine",
@@ -299,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ct2-model", type=Path, default=None,
                     help="CTranslate2 Whisper folder used by every engine (default: the bundled tiny.en)")
     ap.add_argument("--engines", default="default,float32,batched",
-                    help="our engines (comma list of default,int8,float32,batched); 'batched' adds the peer's")
+                    help="our engines (comma list of default,int8,bf16-encoder,float32,batched; bf16-encoder: the "
+                         "encoder in bfloat16, FERRUM_CPU_BF16=1); 'batched' adds the peer's")
     ap.add_argument("--process", action="store_true",
                     help="then run bench/transcribe_process.py (whole process, start-up) with the same data")
     args = ap.parse_args(argv)

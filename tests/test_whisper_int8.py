@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from executors.whisper.fbgemm import full_range_is_exact
 from executors.whisper.int8_linear import RowInt8Linear, reduce_range
 from executors.whisper.quantize import (
     DEFAULT_GROUPS,
+    ENCODER_GROUPS,
     GROUPS,
     layer_group,
     quantize_int8,
@@ -23,16 +25,27 @@ from executors.whisper.quantize import (
 )
 
 
-def test_every_linear_of_the_default_groups_is_int8_per_output_channel(whisper_tiny_int8):
-    layers = quantized_layers(whisper_tiny_int8.model)
-    model = whisper_tiny_int8.model
+@pytest.mark.parametrize("encoder_bfloat16", [False, True], ids=["int8-encoder", "bfloat16-encoder"])
+def test_every_linear_of_the_default_groups_is_int8_per_output_channel(whisper_tiny, encoder_bfloat16):
+    model = quantize_int8(copy.deepcopy(whisper_tiny.model), encoder_bfloat16=encoder_bfloat16)
+    layers = quantized_layers(model)
     depth = model.config.encoder_layers
     float_linears = [n for n, m in model.named_modules() if type(m) is nn.Linear]
-    assert float_linears == [f"model.encoder.layers.{depth - 1}.fc2"]   # kept float by measurement
-    assert layer_group(float_linears[0], depth) not in DEFAULT_GROUPS
-    groups = {layer_group(name, depth) for name in layers}
-    assert groups == set(DEFAULT_GROUPS)
-    assert len(layers) == 4 * 6 - 1 + 4 * 10 + 1  # tiny: 4 encoder layers x 6, 4 decoder layers x 10, the head
+    encoder_linears = 4 * 6
+    if encoder_bfloat16:   # the encoder multiplies in bfloat16, the decoder is int8 as on any CPU
+        assert len(float_linears) == encoder_linears and all(n.startswith("model.encoder.") for n in float_linears)
+        assert {model.get_submodule(n).weight.dtype for n in float_linears} == {torch.bfloat16}
+        assert model.model.encoder.conv1.weight.dtype == torch.bfloat16
+        assert model.model.encoder.layer_norm.weight.dtype == torch.float32
+        assert {layer_group(name, depth) for name in layers} == set(DEFAULT_GROUPS) - set(ENCODER_GROUPS)
+        encoder_linears = 0
+    else:
+        assert float_linears == [f"model.encoder.layers.{depth - 1}.fc2"]   # kept float by measurement
+        assert layer_group(float_linears[0], depth) not in DEFAULT_GROUPS
+        assert {layer_group(name, depth) for name in layers} == set(DEFAULT_GROUPS)
+        assert model.model.encoder.matmul_dtype is None
+        encoder_linears -= 1
+    assert len(layers) == encoder_linears + 4 * 10 + 1  # tiny: 4 decoder layers x 10, the head
     for name, layer in layers.items():
         assert layer.scales.shape == (layer.out_features,), name
         # symmetric per row: every row's largest weight maps to +-127 (a per-tensor scale would leave
@@ -41,6 +54,47 @@ def test_every_linear_of_the_default_groups_is_int8_per_output_channel(whisper_t
         assert bool((row_max == 127).all()), name
     head = model.proj_out
     assert isinstance(head.qlinear, RowInt8Linear) and head.qlinear.out_features == head.weight.shape[0] == 51864
+
+
+def test_the_encoder_multiplies_in_bfloat16_only_when_asked(monkeypatch):
+    """FERRUM_CPU_BF16=1 asks for the bfloat16 encoder; the loaded model says which encoder it runs."""
+    from executors.core.device import bfloat16_encoder_requested
+    from executors.models.store import resolve_model
+    from executors.whisper.executor import WhisperModelExecutor
+
+    path = resolve_model("whisper-tiny.en", kind="whisper").path
+    monkeypatch.delenv("FERRUM_CPU_BF16", raising=False)
+    assert not bfloat16_encoder_requested()
+    default = WhisperModelExecutor.from_path(path, device="cpu", quantize="int8")
+    assert default.model.model.encoder.matmul_dtype is None
+    assert default.info().metadata["encoder_matmuls"] == "int8"
+    monkeypatch.setenv("FERRUM_CPU_BF16", "1")
+    asked = WhisperModelExecutor.from_path(path, device="cpu", quantize="int8")
+    assert asked.model.model.encoder.matmul_dtype == torch.bfloat16
+    assert asked.info().metadata["encoder_matmuls"] == "bfloat16"
+    assert asked.model.model.encoder.layers[0].fc1.weight.dtype == torch.bfloat16
+
+
+def test_the_bfloat16_encoder_stays_close_to_float32(whisper_tiny, speech_dir):
+    """A real clip through the float32 encoder, the int8 one and the bfloat16 one: the bfloat16 output is
+    float32, no further from the float one than int8's is, and decodes to the same words."""
+    from executors.audio.decode import load_audio
+
+    first = (speech_dir / "transcripts.tsv").read_text().splitlines()[1].split("\t")[0]
+    mel = whisper_tiny.log_mel.window(load_audio(speech_dir / first))[0][None]
+    reference = whisper_tiny.runtime.encode(mel)
+    outputs = {}
+    for bf16 in (False, True):
+        model = quantize_int8(copy.deepcopy(whisper_tiny.model), encoder_bfloat16=bf16)
+        with torch.inference_mode():
+            outputs[bf16] = model.model.encoder(mel)
+    assert outputs[True].dtype == torch.float32
+    error = {bf16: float((out - reference).norm() / reference.norm()) for bf16, out in outputs.items()}
+    assert 0 < error[True] < max(error[False], 0.02), error
+    prompt = [whisper_tiny.tokens.sot, whisper_tiny.tokens.no_timestamps]
+    texts = {bf16: whisper_tiny.decoder.decode_batch(out, [prompt], timestamps=False)[0].text
+             for bf16, out in {**outputs, "float": reference}.items()}
+    assert texts[True] == texts["float"] and texts[True].strip(), texts
 
 
 def test_int8_head_keeps_the_float_embedding(whisper_tiny_int8):

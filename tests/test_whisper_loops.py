@@ -120,3 +120,21 @@ def test_no_speech_stands_only_where_the_detector_does_not_hear_speech_throughou
     likely = replace(unsure, avg_logprob=-0.3, text=". . .")                # faint noise, likely text
     assert is_silence(likely, opts, faint) and not needs_fallback(likely, opts, faint)
     assert not is_silence(likely, opts)                                     # the reference rule keeps it
+
+
+def test_an_unlikely_last_attempt_that_the_audio_does_not_hold_is_dropped(breath):
+    """What every temperature left over breath (the bfloat16 encoder's attempt on the first clip, its last
+    timestamp at 18 s of 6) is no transcript; the same text is kept where the detector hears speech through
+    most of the window (a clip's last words, seeked to), where it is likely, or where the audio was not asked."""
+    from executors.whisper.quality import DecodeResult, made_up
+    from executors.whisper.speech_evidence import WindowAudio
+
+    options = TranscribeOptions(language="en")
+    left = DecodeResult([], " S score Four, S ledfx Four, S le", -4.26, -4.26 * 17, 0.34, 1.0, 1.03,
+                        gave_up=True, end_time=18.08)
+    assert made_up(left, options, WindowAudio(breath))
+    assert not made_up(replace(left, avg_logprob=-0.5), options, WindowAudio(breath))
+    assert not made_up(replace(left, gave_up=False), options, WindowAudio(breath))
+    assert not made_up(left, options, None)   # without the audio the text alone decides: no loop, kept
+    speech = read_audio(SPEECH / "pocketsphinx/cards_004.flac")
+    assert not made_up(left, options, WindowAudio(speech[: 16000 * 2]))

@@ -48,19 +48,26 @@ def test_the_same_tensors_under_the_same_names(pair):
     assert ours.proj_out.weight is ours.model.decoder.embed_tokens.weight  # tied, as in the checkpoint
 
 
-@pytest.mark.parametrize("quantized", [False, True], ids=["float32", "int8"])
-def test_encoder_output_is_bit_identical(pair, speech_dir, quantized):
+@pytest.mark.parametrize("encoder", ["float32", "int8", "bfloat16"])
+def test_encoder_output_is_bit_identical(pair, speech_dir, encoder, monkeypatch):
+    """transformers' encoder and ours, as loaded and as quantised (int8 linears; or, where the CPU
+    multiplies bfloat16, matmuls in bfloat16, which transformers' module runs under torch.autocast)."""
+    import contextlib
+    import copy
+
     reference, ours, log_mel = pair
     choice = resolve_device("cpu", "auto", None)
-    if quantized:
-        import copy
-
+    monkeypatch.setenv("FERRUM_CPU_BF16", "1" if encoder == "bfloat16" else "0")
+    if encoder != "float32":
         reference, _ = quantize_model(copy.deepcopy(reference), "int8", choice)
         ours, _ = quantize_model(copy.deepcopy(ours), "int8", choice)
+    same_matmuls = (torch.autocast("cpu", dtype=torch.bfloat16) if encoder == "bfloat16"
+                    else contextlib.nullcontext())
     clips = sorted(p.relative_to(speech_dir).as_posix() for p in speech_dir.rglob("*.flac"))[:3]
     features = _features(log_mel, speech_dir, clips)
     with torch.inference_mode():
-        want = reference.model.encoder(features).last_hidden_state
+        with same_matmuls:
+            want = reference.model.encoder(features).last_hidden_state.float()
         got = ours.model.encoder(features)
     assert got.shape == want.shape == (len(clips), 1500, ours.config.d_model)
     assert torch.equal(got, want)

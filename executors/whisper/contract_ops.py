@@ -46,6 +46,8 @@ class WhisperContractMixin:
             metadata={"encoder_layers": cfg.encoder_layers, "n_mels": cfg.num_mel_bins,
                       "multilingual": self.is_multilingual, "languages": sorted(self.tokens.lang_to_id),
                       "quantized": self.quantized, "int8_fallback": self.int8_fallback,
+                      "encoder_matmuls": str(self.model.model.encoder.matmul_dtype or self.quantized
+                                             or self.device.dtype_name).replace("torch.", ""),
                       "attention": {"encoder": "sdpa", "decoder": "sdpa" if self.device.kind != "cpu" else "eager"},
                       "architecture": (getattr(cfg, "architectures", None) or [type(self.model).__name__])[0]})
 

@@ -241,7 +241,7 @@ class WhisperModelExecutor(WhisperContractMixin, ModelExecutor):
         mel, _ = self.log_mel.short_window(samples, min_seconds, pad_seconds)
         runtime = self.runtime
         with self.stats.operation("prefill", 1):
-            return runtime.encoder(mel[None].to(runtime.device, runtime.dtype))
+            return runtime.encode(mel[None])
 
     def decode_pass(self, encoder_out: torch.Tensor, prompt: list[int], *, max_new_tokens: int,
                     prefix: list[int] | None = None, require_text: bool = False,

@@ -53,7 +53,8 @@ class WhisperRuntime:
 
     @property
     def dtype(self) -> torch.dtype:
-        return self.encoder.conv1.weight.dtype
+        """The activations' dtype: the encoder's output and the decoder's (its matmuls may differ)."""
+        return self.decoder.layer_norm.weight.dtype
 
     # -- encoder -----------------------------------------------------------------------------
     @torch.inference_mode()

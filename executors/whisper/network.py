@@ -101,10 +101,19 @@ class WhisperEncoder(nn.Module):
         self.layers = nn.ModuleList([_EncoderLayer(d, cfg.encoder_attention_heads, cfg.encoder_ffn_dim)
                                      for _ in range(cfg.encoder_layers)])
         self.layer_norm = nn.LayerNorm(d)
+        # Set by quantize.bfloat16_matmuls: convolutions, linears and attention then multiply in this
+        # dtype (torch.autocast), while the residual stream, layer norms and the output stay float32.
+        self.matmul_dtype: torch.dtype | None = None
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """[B, n_mels, 2T] log-mel -> [B, T, d]: a full window has T = 1500; fewer frames encode only
         the audio there is (live dictation's short windows, as whisper.cpp's ``audio_ctx``)."""
+        if self.matmul_dtype is None:
+            return self._forward(features)
+        with torch.autocast(features.device.type, dtype=self.matmul_dtype):
+            return self._forward(features.float()).float()
+
+    def _forward(self, features: torch.Tensor) -> torch.Tensor:
         x = F.gelu(self.conv2(F.gelu(self.conv1(features)))).permute(0, 2, 1)
         x = x + self.embed_positions.weight[: x.shape[1]]
         for layer in self.layers:

@@ -159,17 +159,29 @@ def needs_fallback(result: DecodeResult, options: TranscribeOptions, audio: Wind
 def is_silence(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
     """Skip the window: its audio is digital silence; or the model says no speech (``model_says_silence``,
     ``nobody_speaks``); or the text is still mostly a loop the audio does not hold after every
-    fallback; or every temperature failed and what is left keeps repeating a phrase the audio does
-    not hold (breath and noise decode to such text; it is not a transcript)."""
+    fallback; or every temperature failed and the audio does not hold what is left (``made_up``)."""
     if (audio is not None and audio.is_digital_silence()) or nobody_speaks(result, options, audio):
         return True
     if model_says_silence(result, options, audio):
         return True
     if mostly_loop(result.text, options.repetition_threshold) and not audio_holds(result, audio):
         return True
+    return made_up(result, options, audio)
+
+
+def made_up(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None) -> bool:
+    """Every temperature failed and the audio does not hold what is left, which keeps repeating a phrase,
+    or is too unlikely to pass the log-probability check where the detector hears speech through less
+    than half of the window (the last word or two of a clip, seeked to, are mostly speech): breath and noise
+    decode to such text ("S score Four, S ledfx Four, S le" over six seconds of breath, its last
+    timestamp at 18 s); it is not a transcript."""
+    if not result.gave_up or audio_holds(result, audio):
+        return False
     repeats = options.repetition_threshold
-    return (result.gave_up and repeats is not None and most_repeated_phrase(result.text) >= repeats
-            and not audio_holds(result, audio))
+    if repeats is not None and most_repeated_phrase(result.text) >= repeats:
+        return True
+    return (audio is not None and not audio.mostly_speech() and options.log_prob_threshold is not None
+            and result.avg_logprob < options.log_prob_threshold)
 
 
 def pick_final(attempts: list[DecodeResult], options: TranscribeOptions,

@@ -11,6 +11,13 @@ fbgemm's dynamic linear is already per row, and costs one kernel call.
 
 Which layers are int8 is a per-group choice (``GROUPS``), made by measurement with
 ``bench/transcribe.py`` (WER per dev subset next to our float32, and time): see ``DEFAULT_GROUPS``.
+
+With ``FERRUM_CPU_BF16=1`` (``device.bfloat16_encoder_requested``) the encoder is not int8: its
+convolutions, linears and attention multiply in bfloat16 with float32 sums, its residual stream and layer
+norms stay float32 (``bfloat16_matmuls``).  On a CPU with AMX (``device.cpu_multiplies_bfloat16``) a 30 s
+window of tiny.en then encodes in 0.11 s instead of 0.28 s at one thread, nearer the float32 encoder's
+output than int8's; but on the long file joined from speech-wide it cost 3.6 WER points, sequential and
+chunked alike, so it is not the default (README, "Devices").  The decoder stays int8 either way.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..core.device import bfloat16_encoder_requested
 from ..core.errors import InvalidParameterError, UnsupportedError
 from ..core.kernels import report
 from .int8_linear import RowInt8Linear
@@ -32,6 +40,7 @@ GROUPS = ("encoder_first", "encoder", "encoder_last_fc2", "decoder_attention", "
 # stays within 1-6 % except the encoder's last fc2, at 41 %: its input (after GELU) is near zero
 # except a few channels of several hundred, so no per-row int8 range fits it.  It stays float32.
 DEFAULT_GROUPS = ("encoder_first", "encoder", "decoder_attention", "decoder_mlp", "vocab")
+ENCODER_GROUPS = ("encoder_first", "encoder", "encoder_last_fc2")
 
 
 def normalise_mode(mode: str | bool | None) -> str:
@@ -75,8 +84,19 @@ def layer_group(name: str, encoder_layers: int = 4) -> str | None:
     return None
 
 
-def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS):
-    """Quantise the linear layers of ``groups`` in place (float32 CPU model) and return the model.
+def bfloat16_matmuls(encoder: nn.Module) -> None:
+    """The encoder's convolution and linear weights become bfloat16, and its forward multiplies in
+    bfloat16 (``network.WhisperEncoder.matmul_dtype``)."""
+    for module in encoder.modules():
+        if isinstance(module, (nn.Linear, nn.Conv1d)):
+            module.to(torch.bfloat16)
+    encoder.matmul_dtype = torch.bfloat16
+
+
+def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS, *, encoder_bfloat16: bool = False):
+    """Quantise the linear layers of ``groups`` in place (float32 CPU model) and return the model;
+    with ``encoder_bfloat16`` the encoder multiplies in bfloat16 instead (``bfloat16_matmuls``), whatever
+    ``groups`` says of it.
 
     ``proj_out`` (the vocabulary projection, the largest matmul of every decoder step) gets its own
     int8 copy of the weight it shares with the token embedding, which stays float32 for the
@@ -88,8 +108,12 @@ def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS):
     if next(model.parameters()).dtype != torch.float32:
         model = model.float()
     depth = model.config.encoder_layers
+    if encoder_bfloat16:
+        groups = tuple(g for g in groups if g not in ENCODER_GROUPS)
     built = {name: RowInt8Linear.from_linear(mod) for name, mod in model.named_modules()
              if isinstance(mod, nn.Linear) and layer_group(name, depth) in groups}
+    if encoder_bfloat16:
+        bfloat16_matmuls(model.model.encoder)
     if not built:
         return model
     tied = getattr(getattr(model, "proj_out", None), "weight", None)
@@ -128,7 +152,7 @@ def quantize_model(model, mode: str | bool | None, device):
     if unavailable is not None:
         raise unavailable
     try:
-        model = quantize_int8(model)
+        model = quantize_int8(model, encoder_bfloat16=bfloat16_encoder_requested())
     except (RuntimeError, NotImplementedError, AttributeError, TypeError) as exc:  # probed fine, failed here
         raise report(kernel.NAME, f"{type(exc).__name__}: {exc}", "loading the float32 weights instead") from exc
     return model, applied

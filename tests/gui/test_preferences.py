@@ -98,7 +98,8 @@ def test_preferences_persist_and_reload_shows_in_monitor(main_window, host, run_
         assert host.settings.embedding_model == str(folder)
         assert host.reload_count("embedding") == reloads_before + 1
         assert any(text.startswith("Reloading") for text in labels)
-        assert monitor.cards["embedding"].state_label.text().startswith("Ready")
+        # the reloaded model may still be busy a moment (its first batch, on a loaded machine): it settles
+        wait_until(lambda: monitor.cards["embedding"].state_label.text().startswith("Ready"), timeout=30)
         wait_until(lambda: monitor.value("embedding", "Reloads") == str(reloads_before + 1), timeout=10)
         assert run_async(host.embed(["still works"])).shape == (1, 384)
     finally:
