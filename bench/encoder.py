@@ -1,5 +1,5 @@
 """One 30 s window through Whisper's encoder, warm, per precision: ours with int8 linears, ours with
-bfloat16 matmuls (the default where the CPU has AMX), float32, next to faster-whisper's (CTranslate2
+bfloat16 matmuls (opt-in: FERRUM_CPU_BF16=1), float32, next to faster-whisper's (CTranslate2
 int8) encoder on the same log-mel features.
 
     python bench/encoder.py                 # 1 and 2 threads, 10 rounds, medians

@@ -290,8 +290,8 @@ def test_int8_weights_count_with_their_packed_copies(whisper_tiny, whisper_tiny_
     packs = sum(m.packed_bytes for m in layers) + ex.runtime.packed_bytes
     # a linear's float32 weight became int8 (a byte instead of four) plus its packed copy; the output
     # projection, tied to the token embedding that stays float, adds an int8 copy of its own; linears left
-    # in float32 (the encoder's last fc2) count as before, those made bfloat16 (the encoder, on a CPU that
-    # multiplies bfloat16) at two bytes instead of four; per-row scales are within the tolerance
+    # in float32 (the encoder's last fc2) count as before, those made bfloat16 (the encoder, with
+    # FERRUM_CPU_BF16=1) at two bytes instead of four; per-row scales are within the tolerance
     int8 = sum(m.weight_int8.numel() for m in layers if m is not head)
     bf16 = sum(p.numel() for p in ex.model.parameters() if p.dtype == torch.bfloat16)
     expected = float_weights - 3 * int8 + head.weight_int8.numel() + packs - 2 * bf16

@@ -50,8 +50,8 @@ def test_the_same_tensors_under_the_same_names(pair):
 
 @pytest.mark.parametrize("encoder", ["float32", "int8", "bfloat16"])
 def test_encoder_output_is_bit_identical(pair, speech_dir, encoder, monkeypatch):
-    """transformers' encoder and ours, as loaded and as quantised (int8 linears; or, where the CPU
-    multiplies bfloat16, matmuls in bfloat16, which transformers' module runs under torch.autocast)."""
+    """transformers' encoder and ours, as loaded and as quantised (int8 linears; or, with FERRUM_CPU_BF16=1,
+    matmuls in bfloat16, which transformers' module runs under torch.autocast)."""
     import contextlib
     import copy
 

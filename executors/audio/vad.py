@@ -75,13 +75,16 @@ def _as_audio(audio) -> np.ndarray:
     return load_audio(audio)
 
 
-def speech_probabilities(audio, cancel: CancelToken | None = None, streams: int = 1) -> np.ndarray:
+def speech_probabilities(audio, cancel: CancelToken | None = None, streams: int = 1,
+                        settle: bool = False) -> np.ndarray:
     """Silero's speech probability for each 32 ms window of 16 kHz mono audio.
 
     ``streams`` > 1 scores that many consecutive stretches side by side, one batch row each (the
     model's per-call overhead dominates a 32 ms step, so 16 rows cost little more than one); each
     row first hears the ``STREAM_WARMUP`` windows before its stretch (silence for the first), so
-    its recurrent state has settled when its own windows begin."""
+    its recurrent state has settled when its own windows begin.  ``settle``: a single stream hears that
+    silence too (a clip shorter than the settling: started cold on speech, Silero heard 0.1 s of a 0.31 s
+    "four"; long audio keeps the cold start, as heard after silence breath raised by 18 dB reads as speech)."""
     import torch
 
     samples = _as_audio(audio)
@@ -89,7 +92,7 @@ def speech_probabilities(audio, cancel: CancelToken | None = None, streams: int 
     count = -(-samples.size // WINDOW)
     streams = max(1, min(streams, count // (4 * STREAM_WARMUP)))
     per = -(-count // streams)
-    lead = STREAM_WARMUP if streams > 1 else 0
+    lead = STREAM_WARMUP if streams > 1 or settle else 0
     padded = np.zeros((lead + streams * per) * WINDOW, np.float32)
     padded[lead * WINDOW:lead * WINDOW + samples.size] = samples
     flat = torch.from_numpy(padded).view(-1, WINDOW)

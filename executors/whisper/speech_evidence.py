@@ -22,7 +22,7 @@ TAIL_SECONDS = 1.5          # a transcript may end this long after the last spee
 # Peak amplitude below -60 dBFS: digital silence or a muted input, never audible speech.
 SILENT_PEAK = 10 ** (-60 / 20)
 MIN_SPEECH_S = 0.1          # less than this much speech in a window: the VAD heard none
-SETTLE_SAMPLES = SAMPLE_RATE  # silence heard before a clip shorter than this (see WindowAudio._frames)
+SETTLE_S = 1.0              # a clip shorter than this is scored after silence (vad.speech_probabilities' settle)
 
 
 class WindowAudio:
@@ -44,13 +44,10 @@ class WindowAudio:
             if self.is_digital_silence():
                 self._speech = np.zeros(0, dtype=bool)
             else:
-                from ..audio.vad import WINDOW, speech_probabilities
+                from ..audio.vad import speech_probabilities
 
-                # Started cold on speech, Silero takes a few windows to settle: of a 0.31 s clip of
-                # "four" it heard 0.1 s. A clip shorter than a second is heard after a second of silence.
-                lead = SETTLE_SAMPLES if self.samples.size < SETTLE_SAMPLES else 0
-                audio = np.concatenate([np.zeros(lead, np.float32), self.samples]) if lead else self.samples
-                self._speech = speech_probabilities(audio)[lead // WINDOW:] >= SPEECH_PROBABILITY
+                settle = self.duration < SETTLE_S
+                self._speech = speech_probabilities(self.samples, settle=settle) >= SPEECH_PROBABILITY
         return self._speech
 
     def speech_seconds(self) -> float:
