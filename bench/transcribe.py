@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import random
 import sys
 import time
 from dataclasses import dataclass
@@ -206,7 +207,10 @@ def load_data(args):
     for folder in args.extra:   # a folder, or the name of an evaluation set (speech-wide)
         utts += load_speech_dev(Path(folder) if Path(folder).is_dir() else eval_path(folder))
     clips = [read_audio(u.path) for u in utts]
-    long_wave, long_ref = long_audio(load_speech_dev(eval_path(args.long_set)), args.long_seconds)
+    joined = load_speech_dev(eval_path(args.long_set))
+    if args.long_order:
+        random.Random(args.long_order).shuffle(joined)
+    long_wave, long_ref = long_audio(joined, args.long_seconds)
     return utts, clips, long_wave, long_ref
 
 
@@ -227,7 +231,7 @@ def run_threads(args, utts, clips, long_wave, long_ref) -> list[list[str]]:
 
     jobs = {}
     for e in engines:
-        if "batched" not in e.name or not e.name.startswith("faster"):   # its pipeline batches one file
+        if clips and ("batched" not in e.name or not e.name.startswith("faster")):   # its pipeline batches one file
             jobs[f"{e.name} | clips"] = (lambda e=e: e.run_clips(clips, 1))
         jobs[f"{e.name} | long"] = (lambda e=e: e.run_long(long_wave, 1))
     times = interleaved(jobs, args.reps, keep)
@@ -291,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="20 clips and a 60 s file, 2 reps, 2 threads, beam 1")
     ap.add_argument("--batch", type=int, default=8, help="windows per batch for the batched modes")
     ap.add_argument("--long-seconds", type=float, default=600.0, help="length of the joined file (default 600)")
+    ap.add_argument("--long-order", type=int, default=0,
+                    help="join the long file's clips in a random order drawn with this seed (0: the set's order)")
     ap.add_argument("--long-set", default="speech-dev", choices=("speech-dev", "speech-wide"),
                     help="the evaluation set whose clips are joined into the long file")
     ap.add_argument("--no-dev", action="store_true",
@@ -322,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     utts, clips, long_wave, long_ref = load_data(args)
     print(f"device={args.device} threads={thread_counts} reps={args.reps} torch={torch.__version__}")
     print(f"clips: {len(clips)} ({sum(len(c) for c in clips) / SAMPLE_RATE:.1f} s); long file: "
-          f"{len(long_wave) / SAMPLE_RATE:.1f} s ({args.long_set} clips joined with 0.5 s gaps)")
+          f"{len(long_wave) / SAMPLE_RATE:.1f} s ({args.long_set} clips joined with 0.5 s gaps"
+          f"{f', order {args.long_order}' if args.long_order else ''})")
     t0 = time.perf_counter()
     tables = []
     for threads in thread_counts:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 import torch
 
 from ..core.types import CancelToken
 from .forward import WhisperRuntime
+from .loop_cut import cut_before_loop
 from .options import TranscribeOptions
 from .quality import (
     DecodeResult,
@@ -23,6 +25,7 @@ from .quality import (
     loops_so_far,
     needs_fallback,
     pick_final,
+    repeats_itself,
     word_count,
 )
 from .speech_evidence import WindowAudio
@@ -115,16 +118,18 @@ class GreedyDecoder:
         done = torch.zeros(batch, dtype=torch.bool, device=dev)
         rule = _Choice(filt, st.eot, len(prefix) if require_text else None, temperature, generator)
         first = 0
+        step_lp: list[torch.Tensor] = []   # each step's log-probabilities [B]
         if draft and batch == 1 and temperature == 0:
             sampled, sum_lp, logits, first = self._verify_draft(store, logits, sampled, sum_lp, draft, rule,
-                                                                max_new)
+                                                                max_new, step_lp)
             if first and int(sampled[0, -1]) == st.eot:
                 first = max_new  # the draft's check already ended the transcript
         for i in range(first, max_new):
             if cancel is not None:
                 cancel.raise_if_cancelled("transcription")
             nxt, lp = rule(logits, sampled)
-            sum_lp += torch.where(done, torch.zeros_like(lp), lp)
+            step_lp.append(torch.where(done, torch.zeros_like(lp), lp))
+            sum_lp += step_lp[-1]
             nxt = torch.where(done, torch.full_like(nxt, st.eot), nxt)
             sampled = torch.cat([sampled, nxt[:, None]], dim=1)
             done |= nxt == st.eot
@@ -134,8 +139,9 @@ class GreedyDecoder:
                 break
             with self._timed("decode", batch):
                 logits = rt.logits(rt.step(store, nxt[:, None])[:, -1])
-        return [self._result(row[len(prefix):], float(lp), ns, temperature)
-                for row, lp, ns in zip(sampled.tolist(), sum_lp.tolist(), no_speech)]
+        per_token = torch.stack(step_lp, dim=1).tolist() if step_lp else [[] for _ in range(batch)]
+        return [self._result(row[len(prefix):], float(lp), ns, temperature, lps)
+                for row, lp, ns, lps in zip(sampled.tolist(), sum_lp.tolist(), no_speech, per_token)]
 
     def _looping(self, sampled: torch.Tensor, done: torch.Tensor, repeats: int,
                  audio: list[WindowAudio | None] | None) -> torch.Tensor:
@@ -149,10 +155,12 @@ class GreedyDecoder:
                 looping[b] = heard is None or not heard.holds(word_count(text), self._end_time(row))
         return looping
 
-    def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int):
+    def _verify_draft(self, store, logits, sampled, sum_lp, draft: list[int], rule: _Choice, max_new: int,
+                      step_lp: list[torch.Tensor]):
         """Score ``draft`` in one forward and keep its prefix that greedy decoding would have produced,
         plus greedy's own token where they first differ.  Returns (sampled, sum_lp, next logits, tokens
-        consumed); the KV store is rolled back to hold exactly the kept tokens."""
+        consumed), each kept token's log-probability appended to ``step_lp``; the KV store is rolled back
+        to hold exactly the kept tokens."""
         rt = self.runtime
         draft = [t for t in draft if t != self.st.eot][:max_new - 1]
         if not draft:
@@ -163,6 +171,7 @@ class GreedyDecoder:
         for j, token in enumerate(draft):
             nxt, lp = rule(logits if j == 0 else after[j - 1:j].clone(), sampled)
             sum_lp += lp
+            step_lp.append(lp)
             sampled = torch.cat([sampled, nxt[:, None]], dim=1)
             if int(nxt) != token:
                 store.lengths = [base + j]
@@ -182,12 +191,14 @@ class GreedyDecoder:
         last = next((t for t in reversed(tokens) if t >= tb), None)
         return None if last is None else (last - tb) * self.st.time_precision
 
-    def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float) -> DecodeResult:
+    def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float,
+                token_logprobs: list[float] | None = None) -> DecodeResult:
         ended = self.st.eot in row
         tokens = row[:row.index(self.st.eot)] if ended else row
         text = self._text(tokens)
         return DecodeResult(tokens, text, sum_lp / (len(tokens) + 1), sum_lp, no_speech, temperature,
-                            compression_ratio(text), end_time=self._end_time(tokens), ran_out=not ended)
+                            compression_ratio(text), end_time=self._end_time(tokens), ran_out=not ended,
+                            token_logprobs=None if token_logprobs is None else token_logprobs[:len(tokens)])
 
 
 def sampling_generator(seed_from: str | torch.Tensor, prompt: list[int], temperature: float,
@@ -211,28 +222,43 @@ def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prom
                          beam: DecodeStrategy | None = None, *, first: DecodeResult | None = None,
                          seed_from: str | None = None, audio: WindowAudio | None = None) -> DecodeResult:
     """Try each temperature in turn until the result passes the quality checks (``quality``); if none
-    does, keep the likeliest attempt that is not a loop.  ``first``: the result of the first
-    temperature, already decoded (in a batch).  ``seed_from``: the window's feature key (else its
-    encoder output seeds the sampling).  ``audio``: the window's audio, asked whether a repeated
-    phrase is spoken or made up."""
-    attempts: list[DecodeResult] = []
-    temperatures = list(options.temperatures)
-    if first is not None:
-        attempts.append(first)
-        temperatures = temperatures[1:]
-        if not needs_fallback(first, options, audio):
-            return first
-    for temperature in temperatures:
+    does, keep the likeliest attempt that is not a loop.  Before going hotter, a greedy attempt that ran
+    out in a loop keeps its text up to the loop's second time (``loop_cut``), and a window prompted with previous text
+    whose greedy text repeats itself is decoded greedily once more without it: a prompt that ends in a
+    loop leads the next window into one (the reference decoders drop the prompt only after an attempt
+    hotter than 0.5).  A merely unlikely text keeps its prompt, which says what was already said before
+    a window's start.  ``first``: the result of the first temperature, already decoded (in a
+    batch).  ``seed_from``: the window's feature key (else its encoder output seeds the sampling).
+    ``audio``: the window's audio, asked whether a repeated phrase is spoken or made up."""
+    def attempt(temperature: float, prompt: list[int]) -> DecodeResult:
         if temperature > 0:
             generator = sampling_generator(seed_from if seed_from is not None else encoder_out[:1], prompt,
                                            temperature, encoder_out.device)
-            result = decoder.decode(encoder_out, prompt, temperature, options, cancel, audio, generator=generator)
-        else:
-            strategy = beam if (beam is not None and options.beam_size > 1) else decoder
-            result = strategy.decode(encoder_out, prompt, temperature, options, cancel, audio)
+            return decoder.decode(encoder_out, prompt, temperature, options, cancel, audio, generator=generator)
+        strategy = beam if (beam is not None and options.beam_size > 1) else decoder
+        return strategy.decode(encoder_out, prompt, temperature, options, cancel, audio)
+
+    def settled(result: DecodeResult, prompt: list[int]) -> DecodeResult | None:
+        """The result to keep without going hotter: it passes, or (greedy) its text before a loop does."""
         if not needs_fallback(result, options, audio):
             return result
+        if result.temperature > 0:
+            return None
+        cut = cut_before_loop(decoder, encoder_out, prompt, result, options, audio)
+        return cut if cut is not None and not needs_fallback(cut, options, audio) else None
+
+    attempts: list[DecodeResult] = []
+    for i, temperature in enumerate(options.temperatures):
+        result = first if i == 0 and first is not None else attempt(temperature, prompt)
+        if (kept := settled(result, prompt)) is not None:
+            return kept
         attempts.append(result)
+        if temperature == 0 and prompt[:1] == [decoder.st.sot_prev] and repeats_itself(result, options):
+            bare = prompt[prompt.index(decoder.st.sot):]
+            retry = attempt(0.0, bare)
+            if (kept := settled(retry, bare)) is not None:
+                return replace(kept, unprompted=True)
+            attempts.append(retry)
     return pick_final(attempts, options, audio)
 
 

@@ -41,6 +41,9 @@ class DecodeResult:
     gave_up: bool = False      # every temperature failed the checks; this is the attempt kept
     end_time: float | None = None   # the last timestamp token, in seconds from the window's start
     ran_out: bool = False      # no <|endoftext|>: the decoder hit its token limit or stopped a loop
+    token_logprobs: list[float] | None = None   # one per token (greedy and sampled decoding)
+    loop_cut: bool = False     # kept up to a loop's second time (``loop_cut``); the rest is decoded again
+    unprompted: bool = False   # decoded without the previous text, which led the prompted attempt astray
 
 
 def compression_ratio(text: str) -> float:
@@ -142,6 +145,17 @@ def too_compressible(result: DecodeResult, options: TranscribeOptions) -> bool:
             and result.compression_ratio > options.compression_ratio_threshold)
 
 
+def repetitive(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
+    """Too compressible or a loop, unless the audio holds the repetition (the speaker said it again and again)."""
+    spoken = audio_holds(result, audio)
+    return (too_compressible(result, options) and not spoken) or is_false_loop(result, options, audio)
+
+
+def repeats_itself(result: DecodeResult, options: TranscribeOptions) -> bool:
+    """The text is too compressible or holds a loop, whatever the audio says."""
+    return too_compressible(result, options) or is_loop(result.text, options.repetition_threshold)
+
+
 def looks_wrong(result: DecodeResult, options: TranscribeOptions, audio: WindowAudio | None = None) -> bool:
     """Too repetitive (compression, or a loop the audio does not hold) or too unlikely."""
     bad = too_compressible(result, options) or is_false_loop(result, options, audio)
@@ -188,9 +202,5 @@ def pick_final(attempts: list[DecodeResult], options: TranscribeOptions,
                audio: WindowAudio | None = None) -> DecodeResult:
     """Every temperature failed: the likeliest attempt that is not too repetitive, else the likeliest.
     Repetition that the audio holds (the speaker said it again and again) does not count against one."""
-    def repetitive(r: DecodeResult) -> bool:
-        spoken = audio_holds(r, audio)
-        return (too_compressible(r, options) and not spoken) or is_false_loop(r, options, audio)
-
-    clean = [r for r in attempts if not repetitive(r)]
+    clean = [r for r in attempts if not repetitive(r, options, audio)]
     return replace(max(clean or attempts, key=lambda r: r.avg_logprob), gave_up=True)

@@ -183,31 +183,26 @@ def merge_punctuation(words: list[dict]) -> list[dict]:
     return out
 
 
-def align_window(runtime, window: WindowAlignment, *, eot: int, no_timestamps: int,
-                 decode: Callable[[list[int]], str], heads: Sequence[tuple[int, int]] | None = None,
-                 language: str | None = "en", medfilt_width: int = MEDIAN_FILTER_WIDTH) -> list[list[Word]]:
-    """Words for every segment of one window, with absolute times; fills nothing in place.
-
-    The text is re-scored after ``sot_sequence + <|notimestamps|>`` (as openai-whisper does), which
-    gives each token's probability without timestamp tokens in between."""
+def align_tokens(runtime, encoder_out, sot_sequence: Sequence[int], text_tokens: Sequence[int], num_frames: int, *,
+                 eot: int, no_timestamps: int, heads: Sequence[tuple[int, int]] | None = None,
+                 medfilt_width: int = MEDIAN_FILTER_WIDTH) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, probabilities) of ``text_tokens`` (no timestamp tokens) in one window: ``starts[i]`` is the
+    second (from the window's start) where token i begins, ``starts[-1]`` where the last one ends; each
+    token's probability after ``sot_sequence + <|notimestamps|>`` (as openai-whisper re-scores the text)."""
     import torch
 
     if medfilt_width % 2 == 0:
         raise InvalidParameterError("medfilt_width must be odd", "use 7 (openai-whisper's default)")
-    seg_tokens = [[t for t in s.tokens if t < eot] for s in window.segments]
-    text_tokens = [t for toks in seg_tokens for t in toks]
-    if not text_tokens:
-        return [[] for _ in window.segments]
     heads = list(heads) if heads else default_alignment_heads(runtime.model)
-    prefix = list(window.sot_sequence)
+    prefix = list(sot_sequence)
     if not prefix or prefix[-1] != no_timestamps:
         prefix.append(no_timestamps)
-    tokens = prefix + text_tokens + [eot]
+    tokens = prefix + list(text_tokens) + [eot]
     try:
-        qk, logits = cross_attention(runtime, window.encoder_out, tokens, heads)
+        qk, logits = cross_attention(runtime, encoder_out, tokens, heads)
     except Exception as exc:  # pragma: no cover - model structure mismatch
         raise wrap_unexpected(exc, "computing word timestamps") from exc
-    n_frames = max(1, min(qk.shape[-1], window.num_frames // 2))
+    n_frames = max(1, min(qk.shape[-1], num_frames // 2))
     weights = qk[:, :, :n_frames].softmax(dim=-1)
     std, mean = torch.std_mean(weights, dim=-2, keepdim=True, unbiased=False)
     weights = (weights - mean) / (std + 1e-8)
@@ -217,15 +212,24 @@ def align_window(runtime, window: WindowAlignment, *, eot: int, no_timestamps: i
     matrix = weights.mean(dim=0)[n_sot - 1:-1].cpu().double().numpy()
     text_idx, time_idx = dtw_path(-matrix)
 
-    probs = np.ones(len(text_tokens), dtype=np.float64)
-    if logits is not None:
-        lp = logits[n_sot - 1:n_sot - 1 + len(text_tokens)].log_softmax(dim=-1)
-        probs = lp.gather(1, torch.tensor(text_tokens, device=lp.device)[:, None])[:, 0].exp().cpu().double().numpy()
-
+    lp = logits[n_sot - 1:n_sot - 1 + len(text_tokens)].log_softmax(dim=-1)
+    probs = lp.gather(1, torch.tensor(list(text_tokens), device=lp.device)[:, None])[:, 0].exp().cpu().double().numpy()
     # when the path first enters each row: token i starts at row i, the last one ends at row len(text)
     jumps = np.diff(text_idx, prepend=-1).astype(bool)
-    token_start = time_idx[jumps] / FRAMES_PER_SECOND
+    return time_idx[jumps] / FRAMES_PER_SECOND, probs
 
+
+def align_window(runtime, window: WindowAlignment, *, eot: int, no_timestamps: int,
+                 decode: Callable[[list[int]], str], heads: Sequence[tuple[int, int]] | None = None,
+                 language: str | None = "en", medfilt_width: int = MEDIAN_FILTER_WIDTH) -> list[list[Word]]:
+    """Words for every segment of one window, with absolute times; fills nothing in place."""
+    seg_tokens = [[t for t in s.tokens if t < eot] for s in window.segments]
+    text_tokens = [t for toks in seg_tokens for t in toks]
+    if not text_tokens:
+        return [[] for _ in window.segments]
+    token_start, probs = align_tokens(runtime, window.encoder_out, window.sot_sequence, text_tokens,
+                                      window.num_frames, eot=eot, no_timestamps=no_timestamps, heads=heads,
+                                      medfilt_width=medfilt_width)
     per_segment: list[list[dict]] = []
     pos = 0
     for toks in seg_tokens:
