@@ -13,7 +13,7 @@ Speed: real-time factor of ``diarize`` at the given thread count, next to the tr
 on (tiny.en, with and without the word timestamps that speaker re-segmentation uses), medians of
 interleaved runs.
 
-    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--wide-seeds 12] [--reps 3] [--skip-speed]
+    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--wide-seeds 12] [--wide-first 0] [--reps 3] [--skip-speed]
         [--sets meetings,speech-dev,speech-wide]
 """
 
@@ -206,6 +206,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seeds", type=int, default=6, help="speech-dev conversations per voice set")
     ap.add_argument("--wide-seeds", type=int, default=12, help="speech-wide conversations")
+    ap.add_argument("--wide-first", type=int, default=0,
+                    help="seed of the first speech-wide conversation (24: those no setting was chosen on)")
     ap.add_argument("--sets", default="meetings,speech-dev,speech-wide", type=lambda v: v.split(","),
                     help="comma-separated: meetings, speech-dev, speech-wide")
     ap.add_argument("--reps", type=int, default=3)
@@ -222,7 +224,7 @@ def main() -> None:
                             conversation_set(range(args.seeds)))
     if "speech-wide" in args.sets:
         bench_conversations("Speech-wide conversations (2-4 voices of LibriSpeech, AN4, VCTK; one voice "
-                            "recorded several times)", wide_set(range(args.wide_seeds)))
+                            "recorded several times)", wide_set(range(args.wide_first, args.wide_first + args.wide_seeds)))
     if not args.skip_speed:
         bench_speed(args.threads, args.reps)
 

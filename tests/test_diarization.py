@@ -34,6 +34,19 @@ def test_three_voice_conversation_gets_three_speakers_and_low_der(three_voices):
     assert all(0 <= t.start < t.end <= d.duration + 1e-6 for t in d.turns)
 
 
+def test_nobody_talks_in_the_digital_silence_between_turns(three_voices):
+    """The pauses between the joined turns are zeros; the segmentation network heard some of them (up to a
+    second in speech-wide's conversations) as part of the turns around them."""
+    d = diarize(three_voices.audio)
+    turns = three_voices.turns
+    pauses = [(end, start) for (_, end, _), (start, _, _) in zip(turns, turns[1:]) if start - end >= 0.2]
+    assert len(pauses) >= 8
+    edge = 0.04   # a frame (17 ms) that holds a turn's last sample ends in the zeros after it
+    talked = [(round(max(t.start, a), 2), round(min(t.end, b), 2)) for a, b in pauses for t in d.turns
+              if t.start < b - edge and t.end > a + edge]
+    assert not talked, talked
+
+
 def test_two_voice_conversation_with_the_count_given():
     conv = conversation(["asterisk", "librivox"], n_turns=8, seed=1)
     d = diarize(conv.audio, DiarizationOptions(num_speakers=2))

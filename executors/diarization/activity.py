@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..audio.silence import zero_frames
 from ..core.types import CancelToken, Progress
 from .segmenter import CHUNK_SAMPLES, FRAME_HOP, FRAME_SPAN, POWERSET, SAMPLE_RATE, frame_count
 
@@ -34,6 +35,7 @@ class ChunkActivity:
     offsets: np.ndarray      # [chunks] first frame of each chunk on the recording's frame grid
     local: np.ndarray        # [chunks, CHUNK_FRAMES, 3] bool: local speaker k talks in frame f
     count: np.ndarray        # [frames] people talking in each frame of the recording (0, 1 or 2)
+    silent: np.ndarray       # [frames] nothing recorded (``audio.silence.zero_frames``): nobody talks there
 
     @property
     def n_frames(self) -> int:
@@ -93,9 +95,12 @@ def chunk_activity(samples: np.ndarray, segmenter, step_s: float, cancel: Cancel
             if on_progress is not None:
                 done = min(i + BATCH, len(starts))
                 on_progress(Progress(done, len(starts), "chunks", "finding speech"))
+    # the network hears a second of zeros between two turns as part of them: nobody talks where nothing was recorded
+    silent = zero_frames(samples, np.round(frame_start(np.arange(total)) * SAMPLE_RATE))
     for chunk, offset in zip(local, offsets):
+        chunk &= ~silent[offset:offset + CHUNK_FRAMES, None]
         talking[offset:offset + CHUNK_FRAMES] += chunk.sum(-1)
         cover[offset:offset + CHUNK_FRAMES] += 1
     n_frames = min(recording_frames(samples.size), total)
     count = np.rint(talking / np.maximum(cover, 1)).astype(np.int64)[:n_frames]
-    return ChunkActivity(starts, offsets, local, count)
+    return ChunkActivity(starts, offsets, local, count, silent[:n_frames])

@@ -4,9 +4,10 @@ The segmentation network finds up to three local speakers in each 10 s chunk (ch
 ``step_s``); CAM++ makes a voice print of each from the frames where they talk; agglomerative
 clustering of the voice prints (count given, or found by a distance threshold) says which local
 speakers are the same person; each chunk's speakers then vote, frame by frame, for their voices,
-and the voices with most votes are talking, as many as the segmentation hears there. Speech that
-Silero VAD or a transcript's words (``heard``) hear and the network does not goes to the voice its
-print matches when the stretch is long enough (``heard.py``), else to the nearest speaker in time.
+and the voices with most votes are talking, as many as the segmentation hears there; nobody talks
+where nothing was recorded (``audio.silence``). Speech that Silero VAD or a transcript's words (``heard``)
+hear and the network does not goes to the voice its print matches when the stretch is long enough
+(``heard.py``), else to the nearest speaker in time.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def diarize(audio, options: DiarizationOptions | None = None, *, heard: Sequence
         heard_frames = activity.count > 0
         heard_frames |= span_frames(speech_spans(samples, options.vad, cancel), activity.n_frames)
         heard_frames |= span_frames(heard, activity.n_frames)
+        heard_frames &= ~activity.silent
         speech = frame_spans(heard_frames, duration)
         if not speech:
             return Diarization([], duration, [])

@@ -25,7 +25,10 @@ from .segmenter import FRAME_HOP, FRAME_SPAN, SAMPLE_RATE
 MIN_EMBED_S = 0.2      # shortest speech that gets a voice print at all
 MIN_CLEAN_S = 0.5      # below this much speech without overlap, overlapped frames are used too
 PAUSE_S = 0.2          # a pause this long may be a change of person within one local speaker
-MIN_STRETCH_S = 1.0    # shorter stretches join their neighbour: too little for a steady voice print
+# Shorter stretches join their neighbour: too little for a steady voice print. At 1.0 s someone who answers
+# in two words (0.98 s, an AN4 speaker of a speech-wide conversation) was joined to the reader after them;
+# 0.8 s was chosen on speech-wide conversations 0-23 and checked on 24-47 (bench/diarize.py --wide-first 24).
+MIN_STRETCH_S = 0.8
 
 
 @dataclass

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..audio.silence import is_digital_silence
+
 SAMPLE_RATE = 16000
 VAD_FRAME_S = 0.032         # one Silero step at 16 kHz
 SPEECH_PROBABILITY = 0.5    # Silero's own default threshold for speech
@@ -19,8 +21,6 @@ SPEECH_PROBABILITY = 0.5    # Silero's own default threshold for speech
 WORDS_PER_SPEECH_SECOND = 5.0
 SLACK_WORDS = 3             # short clips: a few words around the VAD's frame edges
 TAIL_SECONDS = 1.5          # a transcript may end this long after the last speech the VAD heard
-# Peak amplitude below -60 dBFS: digital silence or a muted input, never audible speech.
-SILENT_PEAK = 10 ** (-60 / 20)
 MIN_SPEECH_S = 0.1          # less than this much speech in a window: the VAD heard none
 SETTLE_S = 1.0              # a clip shorter than this is scored after silence (vad.speech_probabilities' settle)
 
@@ -37,7 +37,7 @@ class WindowAudio:
         return len(self.samples) / SAMPLE_RATE
 
     def is_digital_silence(self) -> bool:
-        return not self.samples.size or float(np.abs(self.samples).max()) < SILENT_PEAK
+        return is_digital_silence(self.samples)
 
     def _frames(self) -> np.ndarray:
         if self._speech is None:
