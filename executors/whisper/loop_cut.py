@@ -27,14 +27,14 @@ if TYPE_CHECKING:
     from .options import TranscribeOptions
     from .speech_evidence import WindowAudio
 
-MIN_CUT_SECONDS = 1.0   # a loop that starts sooner leaves too little to keep: the temperature ladder runs
+MIN_CUT_SECONDS = 1.0   # a loop that repeats sooner leaves too little to keep: the temperature ladder runs
 _WORD = re.compile(r"[\w']+")
 
 
 def tail_loop(words: list[str], repeats: int) -> tuple[int, int] | None:
     """(index of its first word, n) of the loop that ``words`` end in: an n-gram (n <= 8, case and
     punctuation ignored) said ``repeats`` times back to back (one word: once more), its last time possibly
-    cut short; the longest such loop.  None when the words do not end in a loop."""
+    cut short; of several such loops, the one that starts first.  None when the words do not end in a loop."""
     norm = [" ".join(_WORD.findall(w.lower())) for w in words]
     best: tuple[int, int] | None = None
     for n in range(1, MAX_NGRAM_WORDS + 1):
