@@ -13,8 +13,8 @@ Speed: real-time factor of ``diarize`` at the given thread count, next to the tr
 on (tiny.en, with and without the word timestamps that speaker re-segmentation uses), medians of
 interleaved runs.
 
-    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--wide-seeds 12] [--wide-first 0] [--reps 3] [--skip-speed]
-        [--sets meetings,speech-dev,speech-wide]
+    .venv/bin/python bench/diarize.py [--threads 1] [--seeds 6] [--wide-seeds 12] [--wide-first 0] [--reps 3]
+        [--skip-speed] [--sets meetings,speech-dev,speech-wide]
 """
 
 from __future__ import annotations
@@ -224,7 +224,8 @@ def main() -> None:
                             conversation_set(range(args.seeds)))
     if "speech-wide" in args.sets:
         bench_conversations("Speech-wide conversations (2-4 voices of LibriSpeech, AN4, VCTK; one voice "
-                            "recorded several times)", wide_set(range(args.wide_first, args.wide_first + args.wide_seeds)))
+                            "recorded several times)",
+                            wide_set(range(args.wide_first, args.wide_first + args.wide_seeds)))
     if not args.skip_speed:
         bench_speed(args.threads, args.reps)
 

@@ -48,7 +48,7 @@ def joined():
     return np.concatenate(parts), bounds
 
 
-def _looping_result(ex, text: str, prompt: list[int]) -> DecodeResult:
+def _looping_result(ex, text: str) -> DecodeResult:
     st = ex.tokens
     tokens = [st.timestamp_begin] + ex.encode_text(text)
     return DecodeResult(tokens, text, -0.2, -0.2 * len(tokens), 0.01, 0.0, compression_ratio(text), end_time=0.0,
@@ -64,7 +64,7 @@ def test_a_window_that_runs_out_in_a_loop_keeps_the_loop_once_and_seeks_to_its_r
     enc = ex.encode_window(ex.log_mel.window(audio)[0])
     prompt = ex.tokens.prompt([], None, "transcribe", timestamps=True)
     loop = _looping_result(ex, " Welcome to the directory. Go forward ten meters. Go forward ten meters."
-                               " Go forward ten meters. Go forward", prompt)
+                               " Go forward ten meters. Go forward")
     window = WindowAudio(audio)
     assert needs_fallback(loop, options, window)                  # the ladder would run
     cut = cut_before_loop(ex.decoder, enc, prompt, loop, options, window)
@@ -87,7 +87,7 @@ def test_no_cut_without_a_loop_run_out_or_per_token_probabilities(joined, whispe
     enc = ex.encode_window(ex.log_mel.window(audio)[0])
     prompt = ex.tokens.prompt([], None, "transcribe", timestamps=True)
     window = WindowAudio(audio)
-    loop = _looping_result(ex, " Welcome to the directory. Go forward. Go forward. Go forward. Go forward.", prompt)
+    loop = _looping_result(ex, " Welcome to the directory. Go forward. Go forward. Go forward. Go forward.")
     assert cut_before_loop(ex.decoder, enc, prompt, loop, options, window) is not None
     for other in (replace(loop, ran_out=False),                       # it ended: the text is what it says
                   replace(loop, token_logprobs=None)):                # beam search keeps no per-token scores

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Protocol
 
 import torch
@@ -223,9 +222,9 @@ def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prom
                          seed_from: str | None = None, audio: WindowAudio | None = None) -> DecodeResult:
     """Try each temperature in turn until the result passes the quality checks (``quality``); if none
     does, keep the likeliest attempt that is not a loop.  Before going hotter, a greedy attempt that ran
-    out in a loop keeps its text up to the loop's second time (``loop_cut``), and a window prompted with previous text
-    whose greedy text repeats itself is decoded greedily once more without it: a prompt that ends in a
-    loop leads the next window into one (the reference decoders drop the prompt only after an attempt
+    out in a loop keeps its text up to the loop's second time (``loop_cut``), and a window prompted with
+    previous text whose greedy text repeats itself is decoded greedily once more without it: a prompt that
+    ends in a loop leads the next window into one (the reference decoders drop the prompt only after an attempt
     hotter than 0.5).  A merely unlikely text keeps its prompt, which says what was already said before
     a window's start.  ``first``: the result of the first temperature, already decoded (in a
     batch).  ``seed_from``: the window's feature key (else its encoder output seeds the sampling).
@@ -257,7 +256,7 @@ def decode_with_fallback(decoder: GreedyDecoder, encoder_out: torch.Tensor, prom
             bare = prompt[prompt.index(decoder.st.sot):]
             retry = attempt(0.0, bare)
             if (kept := settled(retry, bare)) is not None:
-                return replace(kept, unprompted=True)
+                return kept
             attempts.append(retry)
     return pick_final(attempts, options, audio)
 

@@ -14,11 +14,10 @@ detector hears cannot hold it.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from .quality import MAX_NGRAM_WORDS, DecodeResult, compression_ratio
-from .word_timing import align_tokens, split_words
+from .quality import MAX_NGRAM_WORDS, DecodeResult, compression_ratio, plain_words
+from .word_timing import align_tokens, merge_punctuation, split_words
 
 if TYPE_CHECKING:
     import torch
@@ -28,14 +27,13 @@ if TYPE_CHECKING:
     from .speech_evidence import WindowAudio
 
 MIN_CUT_SECONDS = 1.0   # a loop that repeats sooner leaves too little to keep: the temperature ladder runs
-_WORD = re.compile(r"[\w']+")
 
 
 def tail_loop(words: list[str], repeats: int) -> tuple[int, int] | None:
     """(index of its first word, n) of the loop that ``words`` end in: an n-gram (n <= 8, case and
     punctuation ignored) said ``repeats`` times back to back (one word: once more), its last time possibly
     cut short; of several such loops, the one that starts first.  None when the words do not end in a loop."""
-    norm = [" ".join(_WORD.findall(w.lower())) for w in words]
+    norm = [" ".join(plain_words(w)) for w in words]
     best: tuple[int, int] | None = None
     for n in range(1, MAX_NGRAM_WORDS + 1):
         need = repeats + 1 if n == 1 else repeats
@@ -55,19 +53,15 @@ def tail_loop(words: list[str], repeats: int) -> tuple[int, int] | None:
 
 
 def _spoken_words(tokens: list[int], decode) -> tuple[list[str], list[int]]:
-    """The words of ``tokens`` (punctuation joined to the word before) and the token index each starts at."""
+    """The words of ``tokens`` (punctuation joined to its word, as word timestamps join it) and the token
+    index each starts at."""
     words, groups = split_words(tokens, decode, None)
-    merged: list[str] = []
-    starts: list[int] = []
-    at = 0
-    for word, group in zip(words, groups):
-        if merged and not _WORD.search(word):
-            merged[-1] += word
-        else:
-            merged.append(word)
-            starts.append(at)
-        at += len(group)
-    return merged, starts
+    merged = merge_punctuation([{"word": w, "tokens": g} for w, g in zip(words, groups)])
+    starts, at = [], 0
+    for item in merged:
+        starts.append(at)
+        at += len(item["tokens"])
+    return [item["word"] for item in merged], starts
 
 
 def cut_before_loop(decoder: GreedyDecoder, encoder_out: torch.Tensor, prompt: list[int], result: DecodeResult,

@@ -43,7 +43,6 @@ class DecodeResult:
     ran_out: bool = False      # no <|endoftext|>: the decoder hit its token limit or stopped a loop
     token_logprobs: list[float] | None = None   # one per token (greedy and sampled decoding)
     loop_cut: bool = False     # kept up to a loop's second time (``loop_cut``); the rest is decoded again
-    unprompted: bool = False   # decoded without the previous text, which led the prompted attempt astray
 
 
 def compression_ratio(text: str) -> float:
@@ -51,11 +50,16 @@ def compression_ratio(text: str) -> float:
     return len(data) / len(zlib.compress(data)) if data else 0.0
 
 
+def plain_words(text: str) -> list[str]:
+    """The words of ``text``, lower case, punctuation left out."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
 def longest_repeat(text: str, max_words: int = MAX_NGRAM_WORDS) -> tuple[int, int, int]:
     """(n, times, words): the n-gram of words (n <= ``max_words``, case and punctuation ignored)
     repeated back to back the most times in ``text``, and how many words ``text`` has;
     n = times = 0 when nothing repeats."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = plain_words(text)
     best = (0, 0)
     for n in range(1, min(max_words, len(words) // 2) + 1):
         i = 0
@@ -71,7 +75,7 @@ def longest_repeat(text: str, max_words: int = MAX_NGRAM_WORDS) -> tuple[int, in
 
 def most_repeated_phrase(text: str) -> int:
     """How often the most frequent two-word phrase of ``text`` occurs, anywhere in it."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = plain_words(text)
     pairs: dict[tuple[str, str], int] = {}
     for pair in zip(words, words[1:]):
         pairs[pair] = pairs.get(pair, 0) + 1
