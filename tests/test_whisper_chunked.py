@@ -10,7 +10,7 @@ from speech_eval import corpus_wer, load_speech_dev, read_audio, require_eval
 
 from executors.transcripts.exporters import parse_srt, parse_vtt, render_transcript, transcript_from_json
 from executors.whisper.batched import transcribe_many
-from executors.whisper.chunked import CHUNK_VAD, ChunkWindow, group_chunks, split, stops_short
+from executors.whisper.chunked import CHUNK_VAD, ChunkWindow, chunks_heard, group_chunks, split, stops_short
 from executors.whisper.options import TranscribeOptions
 
 SR = 16000
@@ -73,6 +73,16 @@ def test_a_split_keeps_every_chunk_and_balances_the_speech():
     assert [w.spans for w in split(two)] == [[(0, 25 * SR)], [(26 * SR, 27 * SR)]]
 
 
+def test_a_text_heard_the_chunks_that_start_before_its_last_token():
+    """Joined chunks of 2, 3 and 4 s start at 0, 2 and 5 s of the window's audio; each chunk's speech
+    begins after the VAD's 0.4 s of padding."""
+    window = ChunkWindow(0, [(0, 2 * SR), (10 * SR, 13 * SR), (20 * SR, 24 * SR)])
+    assert chunks_heard(window, 4.0, SR) == 2      # last token in the second chunk: the third is left out
+    assert chunks_heard(window, 5.3, SR) == 2      # 0.3 s into the third chunk: still its padding
+    assert chunks_heard(window, 5.6, SR) == 3      # into the third chunk's speech: every chunk heard
+    assert chunks_heard(window, 0.2, SR) == 1      # the first chunk counts as heard whatever the alignment
+
+
 def test_accuracy_holds_against_the_sequential_default(whisper_tiny_int8, fast, recording):
     audio, reference = recording
     sequential = whisper_tiny_int8.transcribe(audio, TranscribeOptions(language="en"))
@@ -83,8 +93,9 @@ def test_accuracy_holds_against_the_sequential_default(whisper_tiny_int8, fast, 
 def test_a_window_that_ends_at_a_change_of_reader_is_decoded_again(whisper_tiny_int8):
     """143 s of eleven LibriSpeech readers from speech-wide (clips 72-82, in the order the bench's long
     file joins them): without timestamp tokens two of its windows end after their first reader's
-    sentence, dropping the next readers' speech (WER 18.9 % against the sequential default's); their
-    halves hear it."""
+    sentence, dropping the next readers' speech (WER 18.9 % against the sequential default's). The
+    chunks after the first one's text, decoded as a window of their own, hear it; the second one's text
+    aligns too loosely to be trusted and its halves hear it."""
     clips = load_speech_dev(require_eval("speech-wide", "transcripts.tsv").parent)[72:83]
     gap = np.zeros(SR // 2, np.float32)
     audio = np.concatenate([part for u in clips for part in (read_audio(u.path), gap)])

@@ -89,3 +89,28 @@ def test_sampling_follows_the_distribution_and_never_draws_a_masked_token():
     assert torch.allclose(counts[[1, 3, 4]], torch.tensor([0.2, 0.5, 0.3]), atol=0.015)
     again = _sample(probs, torch.Generator().manual_seed(7))
     assert torch.equal(draws, again)
+
+
+def test_rows_that_end_leave_the_batch_and_the_others_decode_as_alone(whisper_tiny_int8, speech_dir):
+    """A batch of windows steps only the rows still decoding: a short utterance batched with a long one
+    stops costing steps at its end, and both texts are those each window gets alone."""
+    ex = whisper_tiny_int8
+    windows = []
+    for name in ("asterisk/activated.flac", "asterisk/confbridge-invalid.flac"):
+        audio, _ = sf.read(str(speech_dir / name), dtype="float32")
+        windows.append(ex.log_mel.window(audio)[0])
+    enc, _ = ex.runtime.encode_cached(windows)
+    prompt = ex.tokens.prompt([], None, "transcribe")
+    alone = [ex.decoder.decode_batch(enc[i:i + 1], [prompt])[0] for i in range(2)]
+    rows: list[int] = []
+    step = ex.runtime.step
+    ex.runtime.step = lambda store, ids: rows.append(ids.shape[0]) or step(store, ids)
+    try:
+        together = ex.decoder.decode_batch(enc, [prompt, prompt])
+    finally:
+        del ex.runtime.step
+    assert [r.tokens for r in together] == [r.tokens for r in alone]
+    short, long = sorted(len(r.tokens) for r in alone)
+    assert short < long
+    # the prompts, a step after each token chosen while both rows decode, then the long row alone
+    assert rows == [2] + [2] * short + [1] * (long - short)

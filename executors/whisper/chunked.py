@@ -16,8 +16,12 @@ window's features), so a file gives the same text alone or next to other files.
 
 Without timestamp tokens Whisper sometimes ends a window at a change of voice or room, as though
 the speech after it were not there.  Such a window holds far fewer words than its speech
-(``stops_short``), so it is decoded again as two halves cut at a chunk boundary, recursively, and
-keeps the halves' segments when they hold more words.
+(``stops_short``).  Its text is aligned to its audio (cross-attention); the chunks after the text's
+end are decoded again as a window of their own, recursively, so the text already decoded is kept and
+only the speech it left out costs an encoder pass.  Where that cannot be trusted (the text reaches
+into the last chunk, or the chunks it heard hold too few words for their speech as well: alignment
+of a short text to long audio is loose), the window is decoded again as two halves cut at a chunk
+boundary.  Either way the new segments are kept when they hold more words.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
 from .quality import word_count
 from .speech_evidence import WindowAudio
+from .word_timing import align_tokens
 
 if TYPE_CHECKING:
     from .executor import WhisperModelExecutor
@@ -46,6 +51,8 @@ CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250,
 # least MIN_SHORT_S seconds, stopped short: people read at 2-3 words a second
 MIN_WORDS_PER_S = 1.0
 MIN_SHORT_S = 8.0
+# How far (beyond the VAD's padding) an aligned text's end may stray into a chunk it did not hear
+HEARD_MARGIN_S = 0.1
 
 
 @dataclass
@@ -85,6 +92,16 @@ def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
     pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
     speech = sum(max(b - a - pad, 0) for a, b in window.spans) / sample_rate
     return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_S * speech
+
+
+def chunks_heard(window: ChunkWindow, last_start: float, sample_rate: int) -> int:
+    """How many of ``window``'s chunks a text aligned to its joined audio heard: those up to the last one
+    that starts before the text's last token does (``last_start``), given the VAD's padding and
+    ``HEARD_MARGIN_S`` of slack.  Not the text's end: alignment stretches a text's last token over
+    the speech it left out."""
+    margin = CHUNK_VAD.speech_pad_ms / 1000 + HEARD_MARGIN_S
+    starts = np.cumsum([0] + [b - a for a, b in window.spans[:-1]]) / sample_rate
+    return max(int(np.searchsorted(starts, last_start - margin, side="left")), 1)
 
 
 def split(window: ChunkWindow) -> list[ChunkWindow]:
@@ -202,33 +219,69 @@ class _Decoder:
             else:
                 out[i] = self._segments(batch[i], result, enc[row:row + 1])
         if short:
-            # without timestamp tokens Whisper may end a window at a change of voice or room, as if the
-            # speech after it were not there; the halves, each decoded on its own, are kept when they
-            # hear more words (the window's own segment is only made, and its words aligned, when not)
-            halves = [half for i, _, _ in short for half in split(batch[i])]
-            size = max(opts.batch_windows, 1)
-            decoded = [segments for at in range(0, len(halves), size) for segments in self._decode(halves[at:at + size])]
-            for k, (i, row, result) in enumerate(short):
-                redone = decoded[2 * k] + decoded[2 * k + 1]
-                better = _words(redone) > word_count(result.text)
-                out[i] = redone if better else self._segments(batch[i], result, enc[row:row + 1])
+            self._redo_short([(batch[i], result, enc[row:row + 1], prompts[row], out, i)
+                              for i, row, result in short])
         return out
 
-    def _segments(self, window: ChunkWindow, result: DecodeResult, enc) -> list[Segment]:
-        segment = self._segment(window, result, enc)
+    def _redo_short(self, short: list[tuple]) -> None:
+        """Windows whose text stopped short of their speech (without timestamp tokens Whisper may end a
+        window at a change of voice or room, as if the speech after it were not there): the chunks after
+        the text (``_heard``), or else both halves, are decoded as windows of their own; the result is
+        kept when it hears more words (the window's own segment is only made, and its words aligned,
+        when not).  ``short``: (window, result, its encoder output, its prompt, the list and index its
+        segments go to)."""
+        plans = []  # per short window: how many chunks its text heard (None: halves), the windows to decode
+        for window, result, enc, prompt, _, _ in short:
+            heard = self._heard(window, result, enc, prompt)
+            if heard is None:
+                plans.append((None, split(window)))
+            else:
+                plans.append((heard, [ChunkWindow(window.job, window.spans[heard:])]))
+        todo = [w for _, windows in plans for w in windows]
+        size = max(self.options.batch_windows, 1)
+        decoded = [segments for at in range(0, len(todo), size) for segments in self._decode(todo[at:at + size])]
+        for (window, result, enc, _, out, i), (heard, windows) in zip(short, plans):
+            redone, decoded = decoded[:len(windows)], decoded[len(windows):]
+            new = [segment for segments in redone for segment in segments]
+            if heard is not None:
+                new = self._segments(window, result, enc, heard) + new
+            better = _words(new) > word_count(result.text)
+            out[i] = new if better else self._segments(window, result, enc)
+
+    def _heard(self, window: ChunkWindow, result: DecodeResult, enc, prompt: list[int]) -> int | None:
+        """How many chunks ``result``'s text heard (``chunks_heard``, the text aligned to the window's
+        audio by cross-attention); None when it reaches the last or those chunks stop short too."""
+        ex, st = self.ex, self.ex.tokens
+        tokens = [t for t in result.tokens if t < st.eot]
+        if len(tokens) < 2:
+            return None
+        samples = sum(b - a for a, b in window.spans)
+        starts, _ = align_tokens(ex.runtime, enc, prompt[prompt.index(st.sot):], tokens,
+                                 min(samples, ex.log_mel.n_samples) // ex.log_mel.hop, eot=st.eot,
+                                 no_timestamps=st.no_timestamps)
+        heard = chunks_heard(window, float(starts[-2]), ex.log_mel.sample_rate)
+        kept = ChunkWindow(window.job, window.spans[:heard])
+        if heard == len(window.spans) or stops_short(kept, result.text, ex.log_mel.sample_rate):
+            return None
+        return heard
+
+    def _segments(self, window: ChunkWindow, result: DecodeResult, enc, chunks: int | None = None) -> list[Segment]:
+        segment = self._segment(window, result, enc, chunks)
         return [segment] if segment is not None else []
 
     def _language(self, transcript: Transcript) -> str | None:
         return transcript.language if self.ex.tokens.is_multilingual else None
 
-    def _segment(self, window: ChunkWindow, result: DecodeResult, enc) -> Segment | None:
+    def _segment(self, window: ChunkWindow, result: DecodeResult, enc, chunks: int | None = None) -> Segment | None:
+        """``result`` as one segment over the window's speech, or over its first ``chunks`` only."""
         ex = self.ex
         tokens = [t for t in result.tokens if t < ex.tokens.eot]
         text = ex.decode_text(tokens)
         if not text.strip():
             return None
         timeline = window.timeline(ex.log_mel.sample_rate)
-        segment = Segment(id=0, start=0.0, end=timeline.speech_duration, text=text, tokens=tokens,
+        end = sum(b - a for a, b in window.spans[:chunks]) / ex.log_mel.sample_rate
+        segment = Segment(id=0, start=0.0, end=end, text=text, tokens=tokens,
                           avg_logprob=result.avg_logprob, compression_ratio=result.compression_ratio,
                           no_speech_prob=result.no_speech_prob, temperature=result.temperature)
         if self.options.word_timestamps:

@@ -41,14 +41,7 @@ def _quantized_tensors():
         yield
 
 
-@functools.cache
-def _packed_size(out_features: int, in_features: int) -> int:
-    """Bytes fbgemm's packing of a [out, in] weight holds: its blocks pad ``in`` to the CPU's block
-    (512 on AVX2: 1.37 bytes a weight at Whisper's 384 inputs), so the size is measured, once a shape;
-    the int8 size where the heap cannot be read."""
-    probe = torch.zeros(out_features, in_features, dtype=torch.int8)
-    _, size = allocator.held_by(lambda: _prepack(probe, torch.ones(out_features)))
-    return size or probe.numel()
+_PACKED_SIZES: dict[tuple[int, int], int] = {}  # bytes fbgemm's packing of a weight of that shape holds
 
 
 def _prepack(weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None = None):
@@ -59,8 +52,18 @@ def _prepack(weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor
 
 
 def pack(weight_int8: torch.Tensor, scales: torch.Tensor) -> Packed:
-    """fbgemm's packing of an int8 weight [out, in] with one float scale per output row (no bias)."""
-    return Packed(_prepack(weight_int8, scales), _packed_size(*weight_int8.shape))
+    """fbgemm's packing of an int8 weight [out, in] with one float scale per output row (no bias).
+
+    What the packing holds is read off the C heap as the first weight of each shape is packed (its
+    blocks pad ``in`` to the CPU's block: 1.37 bytes a weight at Whisper's 384 inputs on AVX2), the int8
+    size where the heap cannot be read.  Not by packing a probe: that doubled the load's packing time
+    (the vocabulary's alone is a quarter of a second)."""
+    shape = tuple(weight_int8.shape)
+    if shape in _PACKED_SIZES:
+        return Packed(_prepack(weight_int8, scales), _PACKED_SIZES[shape])
+    packed, size = allocator.held_by(lambda: _prepack(weight_int8, scales))
+    _PACKED_SIZES[shape] = size or weight_int8.numel()
+    return Packed(packed, _PACKED_SIZES[shape])
 
 
 def linear(x: torch.Tensor, packed: Packed, reduce_range: bool) -> torch.Tensor:
