@@ -149,8 +149,7 @@ def run(args: argparse.Namespace) -> int:
         taken: set[Path] = set()
         # Windows of several files share batches only when asked (--batch-size above 1): by default each
         # file is decoded on its own, one window at a time, which measured fastest for a long file at 1
-        # and 2 threads and for many short files at 2 (at 1 thread the two were within the noise;
-        # bench/transcribe_process.py, README "Benchmarks")
+        # and 2 threads; for many short files batches of 8 measured quicker (README "Benchmarks", P4b)
         if (options.batch_windows > 1 or options.chunked) and len(args.files) > 1:
             return _run_grouped(engine, options, args, speakers, taken)
         return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(
