@@ -63,6 +63,10 @@ class ChunkWindow:
     def samples(self, audio: np.ndarray) -> np.ndarray:
         return np.concatenate([audio[a:b] for a, b in self.spans])
 
+    def lengths(self) -> np.ndarray:
+        """[chunks] samples of each chunk, in order."""
+        return np.array([b - a for a, b in self.spans], dtype=np.int64)
+
     def timeline(self, sample_rate: int) -> SpeechTimeline:
         return SpeechTimeline([(a / sample_rate, b / sample_rate) for a, b in self.spans], sample_rate)
 
@@ -90,7 +94,7 @@ def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
     ``MIN_WORDS_PER_S`` over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
     padding around each chunk, which would otherwise make lists of short commands or digits look slow."""
     pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
-    speech = sum(max(b - a - pad, 0) for a, b in window.spans) / sample_rate
+    speech = float(np.maximum(window.lengths() - pad, 0).sum()) / sample_rate
     return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_S * speech
 
 
@@ -100,13 +104,14 @@ def chunks_heard(window: ChunkWindow, last_start: float, sample_rate: int) -> in
     ``HEARD_MARGIN_S`` of slack.  Not the text's end: alignment stretches a text's last token over
     the speech it left out."""
     margin = CHUNK_VAD.speech_pad_ms / 1000 + HEARD_MARGIN_S
-    starts = np.cumsum([0] + [b - a for a, b in window.spans[:-1]]) / sample_rate
+    lengths = window.lengths()
+    starts = (np.cumsum(lengths) - lengths) / sample_rate
     return max(int(np.searchsorted(starts, last_start - margin, side="left")), 1)
 
 
 def split(window: ChunkWindow) -> list[ChunkWindow]:
     """Two windows of ``window``'s chunks, cut at the chunk boundary nearest half its speech."""
-    lengths = np.cumsum([b - a for a, b in window.spans])
+    lengths = np.cumsum(window.lengths())
     cut = int(np.abs(lengths[:-1] - lengths[-1] / 2).argmin()) + 1
     return [ChunkWindow(window.job, window.spans[:cut]), ChunkWindow(window.job, window.spans[cut:])]
 
@@ -219,19 +224,19 @@ class _Decoder:
             else:
                 out[i] = self._segments(batch[i], result, enc[row:row + 1])
         if short:
-            self._redo_short([(batch[i], result, enc[row:row + 1], prompts[row], out, i)
-                              for i, row, result in short])
+            redone = self._redo_short([(batch[i], result, enc[row:row + 1], prompts[row]) for i, row, result in short])
+            for (i, _, _), segments in zip(short, redone):
+                out[i] = segments
         return out
 
-    def _redo_short(self, short: list[tuple]) -> None:
+    def _redo_short(self, short: list[tuple]) -> list[list[Segment]]:
         """Windows whose text stopped short of their speech (without timestamp tokens Whisper may end a
         window at a change of voice or room, as if the speech after it were not there): the chunks after
         the text (``_heard``), or else both halves, are decoded as windows of their own; the result is
         kept when it hears more words (the window's own segment is only made, and its words aligned,
-        when not).  ``short``: (window, result, its encoder output, its prompt, the list and index its
-        segments go to)."""
+        when not).  ``short``: (window, result, its encoder output, its prompt); returns each one's segments."""
         plans = []  # per short window: how many chunks its text heard (None: halves), the windows to decode
-        for window, result, enc, prompt, _, _ in short:
+        for window, result, enc, prompt in short:
             heard = self._heard(window, result, enc, prompt)
             if heard is None:
                 plans.append((None, split(window)))
@@ -240,13 +245,14 @@ class _Decoder:
         todo = [w for _, windows in plans for w in windows]
         size = max(self.options.batch_windows, 1)
         decoded = [segments for at in range(0, len(todo), size) for segments in self._decode(todo[at:at + size])]
-        for (window, result, enc, _, out, i), (heard, windows) in zip(short, plans):
+        out = []
+        for (window, result, enc, _), (heard, windows) in zip(short, plans):
             redone, decoded = decoded[:len(windows)], decoded[len(windows):]
             new = [segment for segments in redone for segment in segments]
             if heard is not None:
                 new = self._segments(window, result, enc, heard) + new
-            better = _words(new) > word_count(result.text)
-            out[i] = new if better else self._segments(window, result, enc)
+            out.append(new if _words(new) > word_count(result.text) else self._segments(window, result, enc))
+        return out
 
     def _heard(self, window: ChunkWindow, result: DecodeResult, enc, prompt: list[int]) -> int | None:
         """How many chunks ``result``'s text heard (``chunks_heard``, the text aligned to the window's
@@ -255,7 +261,7 @@ class _Decoder:
         tokens = [t for t in result.tokens if t < st.eot]
         if len(tokens) < 2:
             return None
-        samples = sum(b - a for a, b in window.spans)
+        samples = int(window.lengths().sum())
         starts, _ = align_tokens(ex.runtime, enc, prompt[prompt.index(st.sot):], tokens,
                                  min(samples, ex.log_mel.n_samples) // ex.log_mel.hop, eot=st.eot,
                                  no_timestamps=st.no_timestamps)
@@ -280,7 +286,7 @@ class _Decoder:
         if not text.strip():
             return None
         timeline = window.timeline(ex.log_mel.sample_rate)
-        end = sum(b - a for a, b in window.spans[:chunks]) / ex.log_mel.sample_rate
+        end = float(window.lengths()[:chunks].sum()) / ex.log_mel.sample_rate
         segment = Segment(id=0, start=0.0, end=end, text=text, tokens=tokens,
                           avg_logprob=result.avg_logprob, compression_ratio=result.compression_ratio,
                           no_speech_prob=result.no_speech_prob, temperature=result.temperature)
