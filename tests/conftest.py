@@ -3,7 +3,7 @@ test tiers (see tests/README.md).
 
 * In-repo data (``tests/data``, the quick tier reads only this): fixtures ``speech_dir``, ``text_dir``,
   ``diarization_dir``, ``long_speech``; module ``fixture_data`` for the same paths and readers.
-* Evaluation sets (``FERRUM_EVAL_DIR``, default ``../shared/eval``): fixtures ``eval_dir``,
+* Evaluation sets (``FERRUM_EVAL_DIR``; its default is ``bench.eval_data``'s): fixtures ``eval_dir``,
   ``eval_speech_dir``, ``eval_text_dir``, ``eval_diarization_dir`` (a test using one is marked ``eval``
   automatically); module ``speech_eval`` (``require_eval``, ``eval_slice``…) for tests marked
   ``@pytest.mark.eval`` by hand. Missing data skips such a test with the reason; an unmarked test that
@@ -105,7 +105,7 @@ def long_speech():
 
 @pytest.fixture(scope="session")
 def eval_dir() -> Path:
-    """The evaluation folder (``FERRUM_EVAL_DIR`` or ../shared/eval); skips the test when absent."""
+    """The evaluation folder (``FERRUM_EVAL_DIR``, else ``bench.eval_data``'s default); skips the test when absent."""
     return require_eval()
 
 

@@ -1,5 +1,5 @@
-"""Test-side access to the evaluation sets (``FERRUM_EVAL_DIR``, default ``../shared/eval``): the fixed
-60-utterance slice of speech-dev, the normalised WER, and ``require_eval`` for any other part.
+"""Test-side access to the evaluation sets (``FERRUM_EVAL_DIR``; its default is ``bench.eval_data``'s):
+the fixed 60-utterance slice of speech-dev, the normalised WER, and ``require_eval`` for any other part.
 
 Only tests marked ``@pytest.mark.eval`` may read these sets (the quick tier deselects them); where the
 data is absent they are skipped with the reason, and an unmarked test that reaches for it fails

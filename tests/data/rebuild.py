@@ -1,6 +1,6 @@
 """Rebuild tests/data from the evaluation sets (how every file here was made; see README.md).
 
-    python tests/data/rebuild.py          # needs FERRUM_EVAL_DIR or ../shared/eval beside the checkout
+    python tests/data/rebuild.py          # needs the evaluation sets (bench/eval_data.py finds them)
 
 Clips and texts are copied byte for byte; only ``speech/long/asterisk-60s.flac`` is new: other
 telephone prompts of the same voice joined with short silences, its reference and clip offsets beside it.
