@@ -4,9 +4,10 @@
 (``executors/whisper/fbgemm.py``: torch's deprecated quantised tensors and ``quantized::linear_dynamic``).
 This script gives the layers other kernels through the same seam (``RowInt8Linear.kernel``):
 
-* ``onednn``: oneDNN's int8 matmul through ``onednn::qlinear_pointwise`` on plain uint8 activations
-  and int8 weights (the operator torch's PT2E x86 quantisation lowers to; no quantised tensor anywhere;
-  its int8-activation form gave 0.51 where 64 is exact on an AVX2 CPU, so it is not offered);
+* ``onednn``: oneDNN's int8 matmul through ``onednn::qlinear_pointwise`` on uint8 activations and int8
+  weights (the operator torch's PT2E x86 quantisation lowers to), ``executors/whisper/onednn.py``: the
+  default's kernel for the layers that take a window per call on CPUs with AMX tiles; where it
+  saturates 8-bit products (0.51 where 64 is exact on an AVX2 CPU without VNNI) it is not offered;
 * ``int_mm``: ``torch._int_mm`` (int8 x int8 -> int32), as BERT's int8 path uses it; torchao's
   ``Int8DynamicActivationInt8WeightConfig`` runs this same operator on the CPU when not compiled;
 * ``w8pack``: ``torch._weight_int8pack_mm`` (int8 weights, float activations), as the vector scan;
@@ -15,7 +16,7 @@ and compares them with fbgemm and with float32 ``F.linear``:
 
 1. per layer, at tiny.en's shapes: a 30 s window's 1,500 encoder rows, and a decoder step's one row
    (the vocabulary projection included), median microseconds and the ratio to fbgemm in the same run;
-2. whole model (fbgemm, onednn, float32): the encoder on one 30 s window, one decoder step, the
+2. whole model (fbgemm everywhere, the default's mix where it differs, onednn everywhere, float32): the encoder on one 30 s window, one decoder step, the
    transcription (default options) of each clip of tests/data/speech (or ``--clips`` of them), interleaved, medians; the text of every clip
    next to fbgemm's, and the WER against the references. ``int_mm`` and ``w8pack`` measured 6-83x
    slower than fbgemm per layer on an AVX2 CPU, so they stay out of the whole-model runs.
@@ -40,7 +41,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus_wer, format_table, interleaved, load_speech_dev, median, read_audio  # noqa: E402
-from executors.whisper import fbgemm  # noqa: E402
+from executors.whisper import fbgemm, onednn  # noqa: E402
 from executors.whisper.int8_linear import RowInt8Linear, reduce_range  # noqa: E402
 
 SPEECH = Path(__file__).resolve().parents[1] / "tests" / "data" / "speech"
@@ -75,21 +76,6 @@ class _Kernel:
         return None
 
 
-class OneDnn(_Kernel):
-    NAME = "oneDNN int8 matmul (onednn::qlinear_pointwise)"
-
-    def pack(self, weight_int8, scales):
-        zeros = torch.zeros(len(scales), dtype=torch.long)
-        return Packed((torch.ops.onednn.qlinear_prepack(weight_int8, None), scales.float(), zeros), weight_int8.numel())
-
-    def linear(self, x, packed, reduce_range):
-        weight, scales, zeros = packed.weight
-        q, scale, zero = _dynamic_uint8(x.reshape(-1, x.shape[-1]), reduce_range)
-        out = torch.ops.onednn.qlinear_pointwise(q, scale, zero, weight, scales, zeros, None, 1.0, 0, torch.float32,
-                                                 "none", [], "")
-        return out.reshape(*x.shape[:-1], -1)
-
-
 class IntMm(_Kernel):
     NAME = "torch._int_mm (int8 x int8 -> int32)"
 
@@ -119,7 +105,7 @@ class WeightOnly(_Kernel):
         return True
 
 
-KERNELS = {"fbgemm": fbgemm, "onednn": OneDnn(), "int_mm": IntMm(), "w8pack": WeightOnly()}
+KERNELS = {"fbgemm": fbgemm, "onednn": onednn, "int_mm": IntMm(), "w8pack": WeightOnly()}
 
 
 def use_kernel(name: str) -> None:
@@ -166,17 +152,26 @@ def layer_table(names: list[str]) -> str:
 
 
 def load_variants(threads: int) -> dict:
-    """tiny.en three times: int8 layers on fbgemm, on oneDNN, and float32 weights."""
+    """tiny.en several times: int8 layers all on fbgemm, as the default loads them (oneDNN for the layers
+    that take a window per call where the CPU has AMX tiles), all on oneDNN, and float32 weights."""
+    import os
+
     from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
+    from executors.whisper.quantize import many_rows_kernel
 
     path = resolve_model("whisper-tiny.en", kind="whisper").path
-    variants = {}
-    for name in ("fbgemm", "onednn"):
-        use_kernel(name)
-        variants[name] = WhisperModelExecutor.from_path(path, device="cpu", threads=threads)
-    use_kernel("fbgemm")
-    variants["float32"] = WhisperModelExecutor.from_path(path, device="cpu", threads=threads, quantize=None)
+    load = lambda **kw: WhisperModelExecutor.from_path(path, device="cpu", threads=threads, **kw)  # noqa: E731
+    os.environ["FERRUM_INT8_KERNEL"] = "fbgemm"
+    variants = {"fbgemm": load()}
+    del os.environ["FERRUM_INT8_KERNEL"]
+    if many_rows_kernel() is not fbgemm:
+        variants["default"] = load()
+    if onednn.problem() is None:
+        use_kernel("onednn")
+        variants["onednn"] = load()
+        use_kernel("fbgemm")
+    variants["float32"] = load(quantize=None)
     return variants
 
 

@@ -17,6 +17,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..core.errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
+from .int8_linear import RowInt8Linear
 from .kv import KvStore, LiveStores
 from .projections import direct, fused, token_step
 
@@ -41,11 +42,13 @@ class WhisperRuntime:
         self._cuda_sdpa = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
         self._vocab = direct(self.proj_out)
         self._layers = [_LayerCalls(layer) for layer in self.decoder.layers]
+        self._encoder_qkv = [_fuse_int8_qkv(layer.self_attn) for layer in self.encoder.layers]
 
     @property
     def packed_bytes(self) -> int:
         """Kernel-packed weights the runtime made beside the model's own (the fused q, k, v of int8 layers)."""
-        return sum(calls.packed_bytes for calls in self._layers)
+        fused_encoder = sum(layer.packed_bytes for layer in self._encoder_qkv if layer is not None)
+        return sum(calls.packed_bytes for calls in self._layers) + fused_encoder
 
     @property
     def device(self) -> torch.device:
@@ -199,6 +202,17 @@ class WhisperRuntime:
     def _merge(self, x: torch.Tensor) -> torch.Tensor:
         b, _, q, _ = x.shape
         return x.transpose(1, 2).reshape(b, q, self.d_model)
+
+
+def _fuse_int8_qkv(attention) -> RowInt8Linear | None:
+    """An encoder layer's int8 q, k and v as one layer (its rows quantised once, one kernel call
+    instead of three; the same results); float layers stay as they are."""
+    parts = [attention.q_proj, attention.k_proj, attention.v_proj]
+    if not all(isinstance(p, RowInt8Linear) for p in parts):
+        return None
+    qkv = fused(parts)
+    attention.qkv = qkv.call
+    return qkv.layer
 
 
 class _LayerCalls:

@@ -51,9 +51,10 @@ def reduce_range() -> bool:
 class RowInt8Linear(nn.Module):
     kernel = fbgemm  # the int8 GEMM of layers made from now on (see fbgemm.py for what a kernel offers)
 
-    def __init__(self, weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None):
+    def __init__(self, weight_int8: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None,
+                 kernel=None):
         super().__init__()
-        self.kernel = RowInt8Linear.kernel
+        self.kernel = kernel or RowInt8Linear.kernel
         out_features, in_features = weight_int8.shape
         self.in_features, self.out_features = in_features, out_features
         self.register_buffer("weight_int8", weight_int8.contiguous(), persistent=True)
@@ -64,7 +65,8 @@ class RowInt8Linear(nn.Module):
         self.register_buffer("row_sums", weight_int8.sum(dim=1, dtype=torch.int32).float() * self.scales)
         self._reduce_range = reduce_range()
         calibration = torch.zeros(in_features)
-        calibration[0], calibration[-1] = _CALIBRATION[self._reduce_range]
+        self._bounds = _CALIBRATION[self._reduce_range]  # the kernel's input spans exactly this range
+        calibration[0], calibration[-1] = self._bounds
         self._calibration = calibration
         self._packed = None
         self._pack()
@@ -78,19 +80,19 @@ class RowInt8Linear(nn.Module):
         return self._packed.nbytes if self._packed is not None else 0
 
     @classmethod
-    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None) -> RowInt8Linear:
-        """Symmetric per-row int8 of a float weight [out, in]."""
-        return cls(*quantize_rows(weight), bias)
+    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None, kernel=None) -> RowInt8Linear:
+        """Symmetric per-row int8 of a float weight [out, in] (on ``kernel``, the class's by default)."""
+        return cls(*quantize_rows(weight), bias, kernel)
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear) -> RowInt8Linear:
-        return cls.quantize(linear.weight, linear.bias)
+    def from_linear(cls, linear: nn.Linear, kernel=None) -> RowInt8Linear:
+        return cls.quantize(linear.weight, linear.bias, kernel)
 
     @classmethod
     def concat(cls, parts: list[RowInt8Linear]) -> RowInt8Linear:
         """One layer computing ``parts`` (same input) side by side, exactly as they do one by one."""
         return cls(torch.cat([p.weight_int8 for p in parts]), torch.cat([p.scales for p in parts]),
-                   torch.cat([p.bias for p in parts]))
+                   torch.cat([p.bias for p in parts]), parts[0].kernel)
 
     def share(self, whole: RowInt8Linear, first_row: int) -> None:
         """Become rows ``first_row``.. of ``whole`` (a ``concat`` of this layer and others): the tensors
@@ -116,8 +118,9 @@ class RowInt8Linear(nn.Module):
         unit = torch.empty(m + 1, self.in_features, dtype=rows.dtype)
         torch.addcmul(-centre * inverse, rows, inverse, out=unit[:m])       # (x - c) / a, in [-1, 1]
         unit[m] = self._calibration
-        out = self.kernel.linear(unit, self._packed, self._reduce_range)[:m]
-        out = torch.addcmul(torch.addmm(self.bias, centre, self.row_sums[None, :]), half, out)
+        out = self.kernel.linear(unit, self._packed, self._reduce_range, self._bounds)[:m]
+        # b + c (W 1), then + a (W u) in place: the same values as addmm's rank-one product, in half its time
+        out = torch.addcmul(self.bias, centre, self.row_sums).addcmul_(half, out)
         return out.reshape(*shape[:-1], self.out_features)
 
     def token_rows(self, x: torch.Tensor) -> torch.Tensor:

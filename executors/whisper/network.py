@@ -15,6 +15,7 @@ this file describes in a page.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -49,13 +50,19 @@ class _Attention(nn.Module):
         self.v_proj = _linear(d_model, d_model)
         self.q_proj = _linear(d_model, d_model)
         self.out_proj = _linear(d_model, d_model)
+        # q, k and v side by side in one call, where the runtime made one (forward.WhisperRuntime)
+        self.qkv: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Self-attention without a mask (the encoder's), [B, T, d] -> [B, T, d]."""
         shape = (x.shape[0], -1, self.heads, self.head_dim)
-        q = (self.q_proj(x) * self.scaling).view(shape).transpose(1, 2).contiguous()
-        k = self.k_proj(x).view(shape).transpose(1, 2).contiguous()
-        v = self.v_proj(x).view(shape).transpose(1, 2).contiguous()
+        if self.qkv is None:
+            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        else:
+            q, k, v = self.qkv(x).split(self.heads * self.head_dim, dim=-1)
+        q = (q * self.scaling).view(shape).transpose(1, 2).contiguous()
+        k = k.view(shape).transpose(1, 2).contiguous()
+        v = v.view(shape).transpose(1, 2).contiguous()
         out = F.scaled_dot_product_attention(q, k, v, scale=1.0)
         return self.out_proj(out.transpose(1, 2).contiguous().reshape(*x.shape[:-1], -1).contiguous())
 

@@ -22,12 +22,15 @@ chunked alike, so it is not the default (README, "Devices").  The decoder stays 
 
 from __future__ import annotations
 
+import os
+
 import torch
 from torch import nn
 
 from ..core.device import bfloat16_encoder_requested
 from ..core.errors import InvalidParameterError, UnsupportedError
 from ..core.kernels import report
+from . import fbgemm, onednn
 from .int8_linear import RowInt8Linear
 
 MODES = ("none", "int8", "auto")
@@ -84,6 +87,25 @@ def layer_group(name: str, encoder_layers: int = 4) -> str | None:
     return None
 
 
+def takes_many_rows(name: str, encoder_layers: int = 4) -> bool:
+    """Whether the linear layer ``name`` multiplies a whole window per call (the encoder's, and the
+    cross-attention keys and values the decoder computes once from the encoder's output), not a
+    decoder step's one row per window."""
+    return (layer_group(name, encoder_layers) in ENCODER_GROUPS
+            or name.endswith(("encoder_attn.k_proj", "encoder_attn.v_proj")))
+
+
+def many_rows_kernel():
+    """The int8 GEMM for layers that ``takes_many_rows``: oneDNN's where the CPU has AMX tiles and the
+    kernel passes its probe (2-4x fbgemm's speed there, the same results), the layers' default kernel
+    otherwise, where a benchmark gave them another one, or with ``FERRUM_INT8_KERNEL=fbgemm`` (for
+    measuring one against the other)."""
+    forced = os.environ.get("FERRUM_INT8_KERNEL", "").strip() == "fbgemm"
+    if not forced and RowInt8Linear.kernel is fbgemm and onednn.wanted() and onednn.problem() is None:
+        return onednn
+    return RowInt8Linear.kernel
+
+
 def bfloat16_matmuls(encoder: nn.Module) -> None:
     """The encoder's convolution and linear weights become bfloat16, and its forward multiplies in
     bfloat16 (``network.WhisperEncoder.matmul_dtype``)."""
@@ -110,7 +132,9 @@ def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS, *, encoder_bf
     depth = model.config.encoder_layers
     if encoder_bfloat16:
         groups = tuple(g for g in groups if g not in ENCODER_GROUPS)
-    built = {name: RowInt8Linear.from_linear(mod) for name, mod in model.named_modules()
+    many_rows = many_rows_kernel()
+    built = {name: RowInt8Linear.from_linear(mod, many_rows if takes_many_rows(name, depth) else None)
+             for name, mod in model.named_modules()
              if isinstance(mod, nn.Linear) and layer_group(name, depth) in groups}
     if encoder_bfloat16:
         bfloat16_matmuls(model.model.encoder)
