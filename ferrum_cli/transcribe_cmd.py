@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from executors.transcripts.exporters import EXPORT_FORMATS, SPEAKER_FORMATS  # light: no torch, no numpy
-from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # light too
+from executors.whisper.options import DEFAULT_BATCH_WINDOWS, DEFAULT_FILES_BATCH  # light too
 
 
 def register(subparsers) -> None:
@@ -23,9 +24,9 @@ def register(subparsers) -> None:
     p.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="where to write the files (default: .)")
     add_transcription_arguments(p)
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
-                   help="30 s windows decoded together: of one long file, or, when given with several "
-                        f"files, of different files (default {DEFAULT_BATCH_WINDOWS}; 1 = one window at a time, "
-                        "the fastest measured on a CPU)")
+                   help="30 s windows decoded together, a long file cut into pieces that decode side by side "
+                        f"(default: one window at a time; several files share batches of {DEFAULT_FILES_BATCH}, "
+                        "each file decoded as when alone; 1 = one window at a time for every file)")
     p.add_argument("--no-history", action="store_true", help="do not keep the transcripts in the history")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -69,6 +70,16 @@ def transcribe_options(args):
     return TranscribeOptions(language=args.language, task=args.task, beam_size=args.beam_size,
                              word_timestamps=args.word_timestamps or args.diarize, vad_filter=args.vad,
                              batch_windows=batch, chunked=args.fast_long_files).validate()
+
+
+def files_share_batches(options, args):
+    """Several files and no ``--batch-size``: their windows share batches, each file decoded as when alone
+    (the same text as one after another; for many short files quicker: README "Benchmarks", P4b). A single
+    file keeps one window at a time, the fastest measured for a long file at 1 and 2 threads; VAD and fast
+    long files plan their own pieces."""
+    if args.batch_size is not None or len(args.files) < 2 or options.vad_filter or options.chunked:
+        return options
+    return replace(options, batch_windows=DEFAULT_FILES_BATCH, split_files=False)
 
 
 def speaker_request(args):
@@ -141,15 +152,12 @@ def run(args: argparse.Namespace) -> int:
 
     from .engine import load, open_engine
 
-    options = transcribe_options(args)
+    options = files_share_batches(transcribe_options(args), args)
     speakers = speaker_request(args)
     # (transcripts become searchable in the app, or with `ferrum index --transcripts`)
     with open_engine(args, whisper_model=args.model, auto_index_transcripts=False) as engine:
         load(engine, WHISPER, args.quiet)
         taken: set[Path] = set()
-        # Windows of several files share batches only when asked (--batch-size above 1): by default each
-        # file is decoded on its own, one window at a time, which measured fastest for a long file at 1
-        # and 2 threads; for many short files batches of 8 measured quicker (README "Benchmarks", P4b)
         if (options.batch_windows > 1 or options.chunked) and len(args.files) > 1:
             return _run_grouped(engine, options, args, speakers, taken)
         return run_each(args.files, "transcribe", "transcribing", lambda path: _transcribe_one(

@@ -28,7 +28,8 @@ def test_parser_defaults_and_choices():
         build_parser().parse_args(["transcribe"])  # at least one file
 
 
-@pytest.mark.parametrize("batching", [[], ["--batch-size", "4"]], ids=["each file alone", "files share batches"])
+@pytest.mark.parametrize("batching", [[], ["--batch-size", "1"], ["--batch-size", "4"]],
+                         ids=["files share batches, each whole", "each file alone", "files cut, pieces share batches"])
 def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys, batching):
     inputs = tmp_path / "in"
     inputs.mkdir()
@@ -53,6 +54,22 @@ def test_srt_per_input_and_failures_reported_one_line_each(tmp_path, capsys, bat
     assert cues and cues[-1][1] <= 7.2
     hypothesis = " ".join(text for _, _, text in cues)
     assert corpus_wer([read_reference(DEV_CLIP)], [hypothesis]) < 20.0
+
+
+def test_several_files_share_batches_unless_told_otherwise():
+    from ferrum_cli.transcribe_cmd import files_share_batches, transcribe_options
+
+    def chosen(*argv):
+        args = build_parser().parse_args(["transcribe", *argv])
+        options = files_share_batches(transcribe_options(args), args)
+        return options.batch_windows, options.split_files
+
+    assert chosen("a.wav", "b.wav") == (8, False)     # same text as one after another, in shared batches
+    assert chosen("a.wav") == (1, True)
+    assert chosen("a.wav", "b.wav", "--batch-size", "1") == (1, True)
+    assert chosen("a.wav", "b.wav", "--batch-size", "4") == (4, True)
+    assert chosen("a.wav", "b.wav", "--vad") == (1, True)
+    assert chosen("a.wav", "b.wav", "--fast-long-files")[1] is True
 
 
 def test_json_with_word_timestamps(tmp_path, capsys):

@@ -87,3 +87,25 @@ def test_cancel_returns_partial(whisper_tiny, long_input):
         whisper_tiny.transcribe(audio, TranscribeOptions(language="en", batch_windows=2),
                                 on_segment=lambda s: token.cancel(), cancel=token)
     assert info.value.partial is not None and info.value.partial.segments
+
+
+def test_files_kept_whole_share_batches_and_each_gets_its_text_alone(whisper_tiny, long_input, both, monkeypatch):
+    """``split_files`` off (several files on the command line): a 75 s file and short clips decode in
+    shared batches, and each gets, segment for segment, what it gets alone."""
+    audio, _ = long_input
+    seq = both[0]
+    clips = [read_audio(u.path) for u in speech_utterances()[::10]]
+    alone = [seq, *(whisper_tiny.transcribe(a, TranscribeOptions(language="en")) for a in clips)]
+    sizes = []
+    decode_batch = whisper_tiny.decoder.decode_batch
+
+    def counted(encoder_out, prompts, *args, **kwargs):
+        sizes.append(len(prompts))
+        return decode_batch(encoder_out, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(whisper_tiny.decoder, "decode_batch", counted)
+    shared = transcribe_many(whisper_tiny, [audio, *clips],
+                             TranscribeOptions(language="en", batch_windows=4, split_files=False))
+    assert sizes[0] == 4   # the long file's first window was decoded next to three clips
+    assert [t.text for t in shared] == [t.text for t in alone]
+    assert [(s.start, s.end) for s in shared[0].segments] == [(s.start, s.end) for s in seq.segments]

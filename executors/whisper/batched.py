@@ -12,7 +12,10 @@ depend on what it was batched with: a file shorter than 30 s gets the sequential
 
 - without VAD, a span ends in the longest pause of its last 8 seconds (so a boundary rarely cuts
   a word, and mostly falls between sentences);
-- with ``options.vad_filter``, silero-vad speech spans are packed into spans of at most 30 s.
+- with ``options.vad_filter``, silero-vad speech spans are packed into spans of at most 30 s;
+- with ``options.split_files`` off, a file is not cut at all: its one cursor decodes it as the
+  sequential loop would, and only the windows of different files share batches (the same text as
+  transcribing the files one after another, in less time when many are short).
 
 Spans do not see the text of the span before them (they run in parallel); the initial prompt,
 if any, is given to every span.
@@ -98,9 +101,15 @@ def vad_windows(audio: np.ndarray, window: int, sample_rate: int) -> list[tuple[
     return out
 
 
+def whole_file(audio: np.ndarray, window: int, sample_rate: int) -> list[tuple[int, int]]:
+    """One span for the whole of ``audio``: its cursor then decodes it window by window as the
+    sequential loop does (``options.split_files`` off)."""
+    return [(0, len(audio))]
+
+
 def plan_windows(audios: Sequence[np.ndarray], options: TranscribeOptions, window: int,
                  sample_rate: int) -> list[Window]:
-    planner = vad_windows if options.vad_filter else fixed_windows
+    planner = vad_windows if options.vad_filter else fixed_windows if options.split_files else whole_file
     return [Window(job, a, b) for job, audio in enumerate(audios) for a, b in planner(audio, window, sample_rate)]
 
 
