@@ -83,7 +83,7 @@ class IntMm(_Kernel):
         sums = weight_int8.sum(dim=1, dtype=torch.int32)
         return Packed((weight_int8.t().contiguous(), scales.float(), sums), weight_int8.numel())
 
-    def linear(self, x, packed, reduce_range):
+    def linear(self, x, packed, reduce_range, bounds=None):
         weight_t, scales, sums = packed.weight
         q, scale, zero = _dynamic_uint8(x.reshape(-1, x.shape[-1]), reduce_range)
         signed = (q.to(torch.int16) - 128).to(torch.int8)  # W (q - zero) = W (q - 128) + (128 - zero) W 1
@@ -97,7 +97,7 @@ class WeightOnly(_Kernel):
     def pack(self, weight_int8, scales):
         return Packed((weight_int8, scales.float()), weight_int8.numel())
 
-    def linear(self, x, packed, reduce_range):
+    def linear(self, x, packed, reduce_range, bounds=None):
         weight, scales = packed.weight
         return torch._weight_int8pack_mm(x.reshape(-1, x.shape[-1]), weight, scales).reshape(*x.shape[:-1], -1)
 

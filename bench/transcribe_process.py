@@ -6,9 +6,10 @@ its first segment: ``ferrum transcribe`` next to faster-whisper as a command (be
     python bench/transcribe_process.py --set speech-wide     # speech-wide's clips, and a file joined from them
 
 Cases, each run as fresh processes, interleaved, medians:
-- "many files": every clip of ``--set`` (default speech-dev) in one call (ours: one ``ferrum transcribe`` with the default batch
-  size and with ``--batch-size 1`` and ``--batch``, those that differ from it; the peer: one process
-  looping over the files);
+- "many files": every clip of ``--set`` (default speech-dev) in one call (ours: one ``ferrum transcribe`` as it
+  runs by default, the files sharing batches of 8 each decoded whole, and with ``--batch-size 1`` (every
+  file alone) and ``--batch`` (files cut into spans, which clips are not); the peer: one process looping over
+  the files);
 - "long file": the set's clips joined into one ``--long-seconds`` file (ours the same ways and with
   ``--fast-long-files``; the peer sequential and its BatchedInferencePipeline).
 The start-up probe runs one short clip in a fresh process and reports each stage's seconds.
@@ -54,7 +55,9 @@ def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool)
             "--language", "en", "--threads", str(threads)]
     peer = [py, str(ROOT / "bench" / "fw_transcribe.py"), *map(str, files), "-o", str(out), "--threads", str(threads)]
     cmds = {PEER: peer, "ferrum default": ours}
-    for size in sorted({1, batch} - {DEFAULT_BATCH_WINDOWS}):
+    # several files share batches by default with no file cut, so --batch-size 1 (each alone) and --batch
+    # (files cut into spans) both differ from it; one file is decoded one window at a time by default
+    for size in sorted({1, batch} if len(files) > 1 else {1, batch} - {DEFAULT_BATCH_WINDOWS}):
         cmds[f"ferrum --batch-size {size}"] = ours + ["--batch-size", str(size)]
     if long:
         cmds[f"{PEER} batched (x{batch})"] = peer + ["--batch", str(batch)]

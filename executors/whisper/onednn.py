@@ -2,14 +2,14 @@
 many rows per call, on CPUs with Intel AMX tiles.
 
 fbgemm (``fbgemm.py``) has no AMX path: on such a CPU its int8 GEMM over a 30 s window's 1,500 encoder
-rows runs on AVX-512 while oneDNN's runs on the tiles, 5-7x faster per layer at 1 thread (README,
-"Whisper int8 on the CPU"). Its one-row calls are slower than fbgemm's, so decoder steps stay on fbgemm;
-``quantize.row_kernel`` decides which layers get which.
+rows runs on AVX-512 while oneDNN's runs on the tiles, so a whole int8 layer over those rows takes
+0.52-0.67x fbgemm's time at 1 thread (README, "Benchmarks" K3). Its one-row calls take 2.3-2.7x fbgemm's,
+so decoder steps stay on fbgemm; ``quantize.many_rows_kernel`` decides which layers get which.
 
 The activations are quantised exactly as fbgemm's dynamic linear does it (one affine uint8 grid over
 [min(x, 0), max(x, 0)], chosen and rounded by torch's own per-tensor quantisation), the products are
 summed in int32 and rescaled per output channel, so a layer's output is the same, bit for bit, on either
-kernel (``tests/test_whisper_int8.py``): switching kernels changes no text.
+kernel (``tests/test_whisper_onednn.py``): switching kernels changes no text.
 
 A kernel is the four names ``fbgemm.py`` lists; this one also has ``wanted()``, whether the CPU has the
 units that make it the faster choice.

@@ -97,7 +97,7 @@ def takes_many_rows(name: str, encoder_layers: int = 4) -> bool:
 
 def many_rows_kernel():
     """The int8 GEMM for layers that ``takes_many_rows``: oneDNN's where the CPU has AMX tiles and the
-    kernel passes its probe (2-4x fbgemm's speed there, the same results), the layers' default kernel
+    kernel passes its probe (1.5-1.9x fbgemm's speed there, the same results), the layers' default kernel
     otherwise, where a benchmark gave them another one, or with ``FERRUM_INT8_KERNEL=fbgemm`` (for
     measuring one against the other)."""
     forced = os.environ.get("FERRUM_INT8_KERNEL", "").strip() == "fbgemm"
