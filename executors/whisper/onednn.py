@@ -47,17 +47,19 @@ def pack(weight_int8: torch.Tensor, scales: torch.Tensor) -> Packed:
 
 def linear(x: torch.Tensor, packed: Packed, reduce_range: bool,
            bounds: tuple[float, float] | None = None) -> torch.Tensor:
-    """``W x`` as ``fbgemm.linear`` computes it: ``x`` [m, in] quantised over its whole range, or over
+    """``W x`` as ``fbgemm.linear`` computes it: ``x`` [..., in] quantised over its whole range, or over
     ``bounds`` where the caller knows its min and max (which saves a pass over ``x``)."""
     weight, scales, zeros = packed.weight
-    scale, zero = _grid(*bounds, reduce_range) if bounds else torch._choose_qparams_per_tensor(x, reduce_range)
+    rows = x.reshape(-1, x.shape[-1]).contiguous()
+    scale, zero = _grid(*bounds, reduce_range) if bounds else torch._choose_qparams_per_tensor(rows, reduce_range)
     with quantised_tensors():
-        quantised = torch.quantize_per_tensor(x.contiguous(), scale, zero, torch.quint8)
+        quantised = torch.quantize_per_tensor(rows, scale, zero, torch.quint8)
     # the quantised tensor's bytes as a plain uint8 tensor: int_repr() would copy them (0.7 ms a call on
     # the encoder's 1,500 x 1,536 rows)
     codes = torch.empty(0, dtype=torch.uint8).set_(quantised.untyped_storage(), 0, quantised.shape)
-    return torch.ops.onednn.qlinear_pointwise(codes, scale, zero, weight, scales, zeros, None, 1.0, 0,
-                                              torch.float32, "none", [], "")
+    out = torch.ops.onednn.qlinear_pointwise(codes, scale, zero, weight, scales, zeros, None, 1.0, 0,
+                                             torch.float32, "none", [], "")
+    return out.reshape(*x.shape[:-1], out.shape[-1])
 
 
 @functools.cache

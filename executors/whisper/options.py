@@ -16,8 +16,8 @@ from ..core.errors import InvalidParameterError
 # sequential text at any batch size.
 DEFAULT_BATCH_WINDOWS = 1
 # Several files given at once (``ferrum transcribe a.wav b.wav …``): their windows share batches of this
-# many, each file decoded as alone (``split_files=False``): the same text, and 0.89x the time of one
-# file after another for 197 short clips at 1 thread, 0.84x at 2 (README "Benchmarks", P4b).
+# many, each file decoded as alone (``split_files=False``): the same text, in 0.84-0.96x the time of one
+# file after another for 197 short clips at 1 and 2 threads (README "Benchmarks", P4b, P4c).
 DEFAULT_FILES_BATCH = 8
 
 
