@@ -41,6 +41,8 @@ def test_only_the_layers_that_take_a_window_run_on_the_many_rows_kernel(whisper_
     assert chosen is (onednn if onednn.wanted() and onednn.problem() is None else fbgemm)
     for name, layer in layers.items():
         assert layer.kernel is (chosen if name in many else fbgemm), name
+    assert whisper_tiny_int8.info().metadata["int8_kernels"] == {   # what `ferrum info` shows
+        "window layers": chosen.__name__.rsplit(".", 1)[-1], "decoder steps": "fbgemm"}
 
 
 @needs_onednn

@@ -31,6 +31,7 @@ from ..core.types import (
     VerifyOutput,
 )
 from .kv import KvStore, WhisperKvHandle
+from .quantize import int8_kernels
 
 
 class WhisperContractMixin:
@@ -48,6 +49,7 @@ class WhisperContractMixin:
                       "quantized": self.quantized, "int8_fallback": self.int8_fallback,
                       "encoder_matmuls": str(self.model.model.encoder.matmul_dtype or self.quantized
                                              or self.device.dtype_name).replace("torch.", ""),
+                      "int8_kernels": int8_kernels(self.model),
                       "attention": {"encoder": "sdpa", "decoder": "sdpa" if self.device.kind != "cpu" else "eager"},
                       "architecture": (getattr(cfg, "architectures", None) or [type(self.model).__name__])[0]})
 

@@ -187,5 +187,17 @@ def quantized_layers(model) -> dict[str, RowInt8Linear]:
     return {name: m for name, m in model.named_modules() if isinstance(m, RowInt8Linear)}
 
 
+def int8_kernels(model) -> dict[str, str]:
+    """Which int8 GEMM the model's layers run on (``ferrum info``): for the layers that take a window per
+    call and for the decoder steps' ({} for a float model)."""
+    depth = model.config.encoder_layers
+    roles: dict[str, set[str]] = {}
+    for name, layer in quantized_layers(model).items():
+        role = "window layers" if takes_many_rows(name, depth) else "decoder steps"
+        kernel = getattr(layer.kernel, "__name__", type(layer.kernel).__name__).rsplit(".", 1)[-1]
+        roles.setdefault(role, set()).add(kernel)
+    return {role: ", ".join(sorted(kernels)) for role, kernels in roles.items()}
+
+
 def is_quantized(model) -> bool:
     return any(isinstance(m, RowInt8Linear) for m in model.modules())
