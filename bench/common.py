@@ -16,7 +16,7 @@ import numpy as np
 
 from bench.eval_data import eval_path, eval_root
 
-# where speech-dev is expected (FERRUM_EVAL_DIR, else ../shared/eval); readers check it via eval_path
+# where speech-dev is expected (bench/eval_data.py says where the sets live); readers check it via eval_path
 SPEECH_DEV = eval_root() / "speech-dev"
 SAMPLE_RATE = 16000
 

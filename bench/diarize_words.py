@@ -3,9 +3,10 @@
 Per file and pooled (total error over total reference time), DER as in ``bench/diarize.py``. Columns:
 before (no words, quiet stretches to the nearest speaker in time: the pipeline before issue 27),
 no words (voice prints for long quiet stretches), words + nearest (words, no voice prints), and words
-(what ``transcribe --diarize`` runs). The transcripts are those of ``ferrum transcribe``:
+(what ``transcribe --diarize`` runs). The transcripts are those of ``ferrum transcribe`` (``FERRUM_EVAL_DIR``:
+the evaluation sets' folder, as ``bench/eval_data.py`` resolves it):
 
-    HF_HUB_OFFLINE=1 .venv/bin/ferrum transcribe ../shared/eval/diarization-dev/*.flac --word-timestamps \\
+    HF_HUB_OFFLINE=1 .venv/bin/ferrum transcribe "$FERRUM_EVAL_DIR"/diarization-dev/*.flac --word-timestamps \\
         --format json -o /tmp/dev_json --no-history
     HF_HUB_OFFLINE=1 .venv/bin/python bench/diarize_words.py /tmp/dev_json [--quiet-turns]
 

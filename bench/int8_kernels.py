@@ -155,6 +155,7 @@ def load_variants(threads: int) -> dict:
     """tiny.en several times: int8 layers all on fbgemm, as the default loads them (oneDNN for the layers
     that take a window per call where the CPU has AMX tiles), all on oneDNN, and float32 weights."""
     import os
+    from unittest import mock
 
     from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
@@ -162,9 +163,8 @@ def load_variants(threads: int) -> dict:
 
     path = resolve_model("whisper-tiny.en", kind="whisper").path
     load = lambda **kw: WhisperModelExecutor.from_path(path, device="cpu", threads=threads, **kw)  # noqa: E731
-    os.environ["FERRUM_INT8_KERNEL"] = "fbgemm"
-    variants = {"fbgemm": load()}
-    del os.environ["FERRUM_INT8_KERNEL"]
+    with mock.patch.dict(os.environ, {"FERRUM_INT8_KERNEL": "fbgemm"}):
+        variants = {"fbgemm": load()}
     if many_rows_kernel() is not fbgemm:
         variants["default"] = load()
     if onednn.problem() is None:

@@ -54,21 +54,38 @@ def default_threads() -> int:
     return max(1, min(available_cores(), 8))
 
 
+def _cpu_has(*units: str) -> bool:
+    """Whether torch's cpuinfo probes ``torch.cpu._is_<unit>_supported`` all answer yes; the names are
+    private, so a torch without one counts as a CPU without the unit."""
+    import torch
+
+    probes = [getattr(torch.cpu, f"_is_{unit}_supported", None) for unit in units]
+    return all(probe is not None and probe() for probe in probes)
+
+
+def cpu_has_amx_tiles() -> bool:
+    """Whether this CPU has Intel AMX tiles (Xeon Sapphire Rapids and later): oneDNN's int8 and bfloat16
+    matmuls run on them, fbgemm's int8 GEMM does not."""
+    return _cpu_has("amx_tile")
+
+
 def cpu_multiplies_bfloat16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX, with AVX-512 BF16 for the
     rest): there a bfloat16 matmul runs several times faster than a float32 or int8 one, elsewhere it is
     emulated and slower."""
-    import torch
-
-    # torch asks cpuinfo; private names, so a torch without them counts as a CPU without the units
-    probes = [getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
-    return all(probe is not None and probe() for probe in probes)
+    return _cpu_has("amx_tile", "avx512_bf16")
 
 
 def bfloat16_encoder_requested() -> bool:
     """``FERRUM_CPU_BF16=1``: the Whisper encoder multiplies in bfloat16 on the CPU (opt-in: 2.5x faster
     on AMX, but long files lost WER with it; README "Devices")."""
     return os.environ.get("FERRUM_CPU_BF16", "").strip() == "1"
+
+
+def fbgemm_only_requested() -> bool:
+    """``FERRUM_INT8_KERNEL=fbgemm``: every int8 layer on fbgemm, even where oneDNN's AMX kernel would take
+    the window-sized ones (the same results; for measuring one against the other)."""
+    return os.environ.get("FERRUM_INT8_KERNEL", "").strip() == "fbgemm"
 
 
 def available_devices() -> list[str]:

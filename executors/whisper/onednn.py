@@ -21,6 +21,7 @@ import functools
 
 import torch
 
+from ..core.device import cpu_has_amx_tiles
 from ..core.kernels import KernelUnavailable, require_equal
 from ..core.kernels import problem as kernel_problem
 from .packing import Packed, pack_counted, quantised_tensors
@@ -29,10 +30,8 @@ NAME = "oneDNN's int8 matmul (onednn::qlinear_prepack / qlinear_pointwise)"
 
 
 def wanted() -> bool:
-    """Whether this CPU has AMX tiles (asked through torch's cpuinfo; a torch without the private
-    probe counts as a CPU without them)."""
-    probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
-    return bool(probe is not None and probe())
+    """Whether this CPU has the AMX tiles that make this kernel the faster one for many rows."""
+    return cpu_has_amx_tiles()
 
 
 def _prepack(weight_int8: torch.Tensor, scales: torch.Tensor):

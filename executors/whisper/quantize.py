@@ -22,12 +22,10 @@ chunked alike, so it is not the default (README, "Devices").  The decoder stays 
 
 from __future__ import annotations
 
-import os
-
 import torch
 from torch import nn
 
-from ..core.device import bfloat16_encoder_requested
+from ..core.device import bfloat16_encoder_requested, fbgemm_only_requested
 from ..core.errors import InvalidParameterError, UnsupportedError
 from ..core.kernels import report
 from . import fbgemm, onednn
@@ -100,8 +98,8 @@ def many_rows_kernel():
     kernel passes its probe (1.5-1.9x fbgemm's speed there, the same results), the layers' default kernel
     otherwise, where a benchmark gave them another one, or with ``FERRUM_INT8_KERNEL=fbgemm`` (for
     measuring one against the other)."""
-    forced = os.environ.get("FERRUM_INT8_KERNEL", "").strip() == "fbgemm"
-    if not forced and RowInt8Linear.kernel is fbgemm and onednn.wanted() and onednn.problem() is None:
+    if (not fbgemm_only_requested() and RowInt8Linear.kernel is fbgemm and onednn.wanted()
+            and onednn.problem() is None):
         return onednn
     return RowInt8Linear.kernel
 
