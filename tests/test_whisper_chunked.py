@@ -62,6 +62,10 @@ def test_a_window_stops_short_only_when_its_speech_far_outlasts_its_words():
     assert not stops_short(commands, "Yes. No. Stop.", SR)
     assert stops_short(ChunkWindow(0, [(0, 5 * SR + pad), (6 * SR, 11 * SR + pad)]), "Seven words, no more, and then nothing.", SR)
     assert not stops_short(ChunkWindow(0, [(0, 29 * SR)]), "One chunk.", SR)   # nothing to split it at
+    # a chapter heading and then a sentence read in four chunks (speech-wide, LibriSpeech): 7.3 s of speech
+    heading = ChunkWindow(0, [(a * SR // 10, b * SR // 10) for a, b in ((0, 21), (21, 37), (45, 76), (76, 113))])
+    assert stops_short(heading, "Chapter II.", SR)
+    assert not stops_short(heading, "Chapter II. After two years of training, he went to sea", SR)
 
 
 def test_a_split_keeps_every_chunk_and_balances_the_speech():

@@ -48,9 +48,10 @@ DEFAULT_CHUNKED_BATCH = 8
 # faster-whisper's batched defaults: a pause of 0.16 s ends a chunk, no chunk is longer than a window
 CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0, streams=16)
 # A window of joined chunks whose text has fewer words than this per second of its speech, over at
-# least MIN_SHORT_S seconds, stopped short: people read at 2-3 words a second
+# least MIN_SHORT_S seconds, stopped short: people read at 2-3 words a second.  (At 8 s a chapter heading
+# read before a long sentence, "Chapter II." over 7.3 s of speech in four chunks, lost the sentence.)
 MIN_WORDS_PER_S = 1.0
-MIN_SHORT_S = 8.0
+MIN_SHORT_S = 5.0
 # How far (beyond the VAD's padding) an aligned text's end may stray into a chunk it did not hear
 HEARD_MARGIN_S = 0.1
 
