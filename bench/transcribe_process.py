@@ -12,6 +12,8 @@ Cases, each run as fresh processes, interleaved, medians:
   the files);
 - "long file": the set's clips joined into one ``--long-seconds`` file (ours the same ways and with
   ``--fast-long-files``; the peer sequential and its BatchedInferencePipeline).
+``--no-bf16`` runs each of our engines a second time with ``FERRUM_CPU_BF16=0`` (no bfloat16 anywhere: float32
+cross-attention K/V in ``--fast-long-files`` too, on CPUs that multiply bfloat16), to measure one against the other.
 The start-up probe runs one short clip in a fresh process and reports each stage's seconds.
 """
 
@@ -49,7 +51,11 @@ from executors.whisper.options import DEFAULT_BATCH_WINDOWS  # noqa: E402
 PEER = "faster-whisper int8"
 
 
-def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool) -> dict[str, list[str]]:
+NO_BF16 = ", FERRUM_CPU_BF16=0"   # an engine run with float32 cross-attention K/V (no bfloat16 anywhere)
+
+
+def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool,
+             no_bf16: bool = False) -> dict[str, list[str]]:
     py = sys.executable
     ours = [py, "-m", "ferrum_cli.main", "transcribe", *map(str, files), "-o", str(out), "-q",
             "--language", "en", "--threads", str(threads)]
@@ -62,6 +68,8 @@ def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool)
     if long:
         cmds[f"{PEER} batched (x{batch})"] = peer + ["--batch", str(batch)]
         cmds[f"ferrum --fast-long-files (x{batch})"] = ours + ["--fast-long-files", "--batch-size", str(batch)]
+    if no_bf16:
+        cmds.update({name + NO_BF16: cmd for name, cmd in list(cmds.items()) if name.startswith("ferrum")})
     return cmds
 
 
@@ -69,7 +77,7 @@ def run_case(name: str, files: list[Path], refs: list[str], utts, args, threads:
     tmp = Path(tempfile.mkdtemp(prefix="ferrum-bench-"))
     outs = {}
     jobs = {}
-    for engine, cmd in commands(files, tmp / "OUT", threads, args.batch, long).items():
+    for engine, cmd in commands(files, tmp / "OUT", threads, args.batch, long, args.no_bf16).items():
         if engine != PEER and args.engines and not any(word in engine for word in args.engines.split(",")):
             continue
         out = tmp / engine.replace(" ", "_").replace("(", "").replace(")", "")
@@ -77,8 +85,10 @@ def run_case(name: str, files: list[Path], refs: list[str], utts, args, threads:
         full = [str(out) if part == str(tmp / "OUT") else part for part in cmd]
         # ours also writes its transcript history (part of the cost), into the run's own folder
         env = {**os.environ, "FERRUM_DATA_DIR": str(tmp / "data")}
-        jobs[engine] = (lambda full=full: subprocess.run(full, check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                                         stderr=subprocess.PIPE, env=env))
+        if engine.endswith(NO_BF16):
+            env["FERRUM_CPU_BF16"] = "0"
+        jobs[engine] = (lambda full=full, env=env: subprocess.run(full, check=True, cwd=ROOT, env=env,
+                                                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
 
     def show(key, rep, dt, _):
         print(f"  {name} threads {threads} rep {rep} {key:40s} {dt:8.2f} s", flush=True)
@@ -167,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--long-seconds", type=float, default=600.0)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--cases", default="many,long,startup")
+    ap.add_argument("--no-bf16", action="store_true",
+                    help="run each of our engines again with FERRUM_CPU_BF16=0 (no bfloat16 anywhere)")
     ap.add_argument("--engines", default="", help="only the engines whose names hold one of these comma-separated "
                                                    "words (faster-whisper sequential, the reference, always runs)")
     ap.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from executors.whisper.decoding import _sample
-from executors.whisper.forward import WhisperRuntime
+from executors.whisper.forward import WhisperRuntime, cross_attention_dtype
 from executors.whisper.int8_linear import RowInt8Linear
 from executors.whisper.projections import fused, token_step
 
@@ -64,6 +64,47 @@ def test_rows_sharing_one_encoder_output_attend_to_one_copy():
     reference = torch.softmax(q @ k.expand(5, -1, -1, -1).transpose(-1, -2), dim=-1) @ v.expand(5, -1, -1, -1)
     assert shared.shape == reference.shape
     assert torch.allclose(shared, reference, atol=1e-5)
+
+
+@torch.no_grad()
+def test_bfloat16_cross_attention_does_not_depend_on_the_batch_and_stays_close_to_float():
+    torch.manual_seed(7)
+    k, v = torch.randn(3, 6, 1500, 64), torch.randn(3, 6, 1500, 64)
+    q = torch.randn(3, 6, 1, 64) / 8
+    low_k, low_v = k.bfloat16(), v.bfloat16()
+    runtime = WhisperRuntime.__new__(WhisperRuntime)  # _attend reads only the device
+    runtime.proj_out = nn.Linear(1, 1)
+    together = runtime._attend(q, low_k, low_v)
+    alone = torch.cat([runtime._attend(q[i:i + 1], low_k[i:i + 1], low_v[i:i + 1]) for i in range(3)])
+    assert together.dtype == torch.float32
+    assert torch.equal(together, alone)
+    # best-of rows over one window's K/V attend as one block (whose rows stay together to the end)
+    shared = runtime._attend(q, low_k[:1].expand(3, -1, -1, -1), low_v[:1].expand(3, -1, -1, -1))
+    one_by_one = torch.cat([runtime._attend(q[i:i + 1], low_k[:1], low_v[:1]) for i in range(3)])
+    assert _relative_error(shared, one_by_one) < 1e-3
+    reference = torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
+    assert _relative_error(together, reference) < 0.02
+
+
+@torch.no_grad()
+def test_only_fast_cross_attention_keeps_bfloat16_kv_and_only_where_the_cpu_multiplies_it(whisper_tiny_int8,
+                                                                                           monkeypatch):
+    from executors.core.device import cpu_multiplies_bfloat16
+
+    runtime = whisper_tiny_int8.runtime
+    encoded = torch.randn(1, 1500, 384)
+    sequential = runtime.new_store(encoded).cross_k[0]
+    assert sequential.dtype == torch.float32 and sequential.is_contiguous()
+    with runtime.fast_cross_attention():
+        store = runtime.new_store(encoded)
+    assert store.cross_k[0].dtype == (torch.bfloat16 if cpu_multiplies_bfloat16() else torch.float32)
+    assert store.cross_k[0].is_contiguous() and store.self_k[0].dtype == torch.float32
+    assert runtime.new_store(encoded).cross_k[0].dtype == torch.float32   # only inside the block
+    cpu = torch.device("cpu")
+    assert cross_attention_dtype(torch.device("cuda"), torch.float16, int8=False) == torch.float16
+    assert cross_attention_dtype(cpu, torch.float32, int8=False) == torch.float32   # the float reference
+    monkeypatch.setenv("FERRUM_CPU_BF16", "0")   # no bfloat16 at all
+    assert cross_attention_dtype(cpu, torch.float32, int8=True) == torch.float32
 
 
 @torch.no_grad()

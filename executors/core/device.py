@@ -82,6 +82,13 @@ def bfloat16_encoder_requested() -> bool:
     return os.environ.get("FERRUM_CPU_BF16", "").strip() == "1"
 
 
+def bfloat16_attention_wanted() -> bool:
+    """Whether the Whisper decoder may keep cross-attention keys and values in bfloat16 on the CPU (where
+    ``forward.WhisperRuntime.fast_cross_attention`` asks): where the CPU multiplies bfloat16 in hardware,
+    unless ``FERRUM_CPU_BF16=0`` asks for no bfloat16 at all."""
+    return os.environ.get("FERRUM_CPU_BF16", "").strip() != "0" and cpu_multiplies_bfloat16()
+
+
 def fbgemm_only_requested() -> bool:
     """``FERRUM_INT8_KERNEL=fbgemm``: every int8 layer on fbgemm, even where oneDNN's AMX kernel would take
     the window-sized ones (the same results; for measuring one against the other)."""

@@ -10,11 +10,13 @@ nobody reads.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ..core.device import bfloat16_attention_wanted
 from ..core.errors import ResourceExhaustedError
 from .encoder_cache import EncoderCache, feature_key
 from .int8_linear import RowInt8Linear
@@ -41,6 +43,9 @@ class WhisperRuntime:
         # shape, so on CUDA the step keeps to the flash / memory-efficient / math kernels.
         self._cuda_sdpa = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
         self._vocab = direct(self.proj_out)
+        int8 = isinstance(self.decoder.layers[0].fc1, RowInt8Linear)
+        self._fast_cross_dtype = cross_attention_dtype(self.device, self.dtype, int8)
+        self._local = threading.local()  # the K/V dtype of stores this thread makes (fast_cross_attention)
         self._layers = [_LayerCalls(layer) for layer in self.decoder.layers]
         self._encoder_qkv = [_fuse_int8_qkv(layer.self_attn) for layer in self.encoder.layers]
 
@@ -83,6 +88,23 @@ class WhisperRuntime:
         return torch.cat(outs, dim=0), keys
 
     # -- decoder -----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def fast_cross_attention(self):
+        """KV stores this thread makes inside the block keep cross-attention K/V in bfloat16 where
+        ``cross_attention_dtype`` allows (else nothing changes).  For windows decoded without a prompt
+        (``--fast-long-files``), where the WER did not move; the sequential path keeps float32 (README "Devices")."""
+        previous = getattr(self._local, "cross_dtype", None)
+        self._local.cross_dtype = self._fast_cross_dtype
+        try:
+            yield
+        finally:
+            self._local.cross_dtype = previous
+
+    @property
+    def cross_dtype(self) -> torch.dtype:
+        """The dtype of cross-attention K/V in the stores this thread makes now."""
+        return getattr(self._local, "cross_dtype", None) or self.dtype
+
     @torch.inference_mode()
     def new_store(self, encoder_out: torch.Tensor) -> KvStore:
         """Empty self-attention cache plus cross-attention K/V of ``encoder_out`` [B, T, d].
@@ -96,11 +118,12 @@ class WhisperRuntime:
         src = encoder_out[:1] if shared else encoder_out
         b, t = src.shape[:2]
         cross_k, cross_v, self_k, self_v = [], [], [], []
+        dtype = self.cross_dtype
         for layer in self.decoder.layers:
             attn = layer.encoder_attn
-            # contiguous [B, H, T, hd]: SDPA on the CPU would otherwise copy strided K/V every step
-            k = attn.k_proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2).contiguous()
-            v = attn.v_proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2).contiguous()
+            # contiguous [B, H, T, hd]: attention on the CPU would otherwise copy strided K/V every step
+            k, v = (_contiguous_as(proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2), dtype)
+                    for proj in (attn.k_proj, attn.v_proj))
             if shared:
                 k, v = k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)
             cross_k.append(k)
@@ -175,15 +198,14 @@ class WhisperRuntime:
         On the CPU, SDPA's kernel splits its work by batch size and thread count, so a row's result
         changes in the last bits with what it is batched with, and the next int8 layer can round
         that to a whole quantisation step: the text of a window would then depend on its batch.
-        Two matmuls and a softmax compute each (row, head) on its own, as fast for one query."""
+        Two matmuls and a softmax compute each (row, head) on its own, as fast for one query.  bfloat16
+        K/V (``fast_cross_attention``) go to SDPA's bfloat16 kernel, which gives a row the same bits in
+        any batch (``tests/test_whisper_step_kernels.py``)."""
         if self.device.type != "cpu":
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
         if mask is None and k.shape[0] > 1 and k.stride(0) == 0:
             return self._attend_shared(q, k[:1], v[:1])
-        scores = torch.matmul(q, k.transpose(-1, -2))
-        if mask is not None:
-            scores.masked_fill_(~mask, float("-inf"))
-        return torch.matmul(scores.softmax(dim=-1), v)
+        return _cpu_attention(q, k, v, mask)
 
     @staticmethod
     def _attend_shared(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -191,9 +213,7 @@ class WhisperRuntime:
         K/V as one query block: a broadcast K/V would be copied for every row at every step."""
         b, h, n, hd = q.shape
         block = q.transpose(0, 1).reshape(1, h, b * n, hd)
-        scores = torch.matmul(block, k.transpose(-1, -2))
-        out = torch.matmul(scores.softmax(dim=-1), v)
-        return out.reshape(h, b, n, hd).transpose(0, 1)
+        return _cpu_attention(block, k, v).reshape(h, b, n, hd).transpose(0, 1)
 
     def _heads(self, x: torch.Tensor) -> torch.Tensor:
         b, q, _ = x.shape
@@ -202,6 +222,35 @@ class WhisperRuntime:
     def _merge(self, x: torch.Tensor) -> torch.Tensor:
         b, _, q, _ = x.shape
         return x.transpose(1, 2).reshape(b, q, self.d_model)
+
+
+def cross_attention_dtype(device: torch.device, dtype: torch.dtype, int8: bool) -> torch.dtype:
+    """The dtype ``fast_cross_attention`` keeps cross-attention K/V in.  They are the largest thing a
+    decoder step reads (18 MB a window for tiny.en in float32, more than its int8 weights), so where the CPU
+    multiplies bfloat16 in hardware an ``int8`` decoder keeps them in bfloat16 (README "Devices"); a float
+    model keeps its own dtype, the reference the int8 model is measured against."""
+    if int8 and device.type == "cpu" and dtype == torch.float32 and bfloat16_attention_wanted():
+        return torch.bfloat16
+    return dtype
+
+
+def _contiguous_as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` contiguous in ``dtype``, copied once (``Tensor.to`` with the same dtype returns ``x`` as it is,
+    strides and all, even when asked for the contiguous format)."""
+    return x.contiguous() if x.dtype == dtype else x.to(dtype, memory_format=torch.contiguous_format)
+
+
+def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                   mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention as ``WhisperRuntime._attend`` computes it on the CPU.  Queries over K/V of a lower
+    precision go to SDPA in the K/V's dtype (its softmax and sums in float32), the output back in the
+    queries' dtype."""
+    if k.dtype != q.dtype:
+        return F.scaled_dot_product_attention(q.to(k.dtype), k, v, attn_mask=mask, scale=1.0).to(q.dtype)
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    if mask is not None:
+        scores.masked_fill_(~mask, float("-inf"))
+    return torch.matmul(scores.softmax(dim=-1), v)
 
 
 def _fuse_int8_qkv(attention) -> RowInt8Linear | None:
