@@ -116,14 +116,12 @@ class WhisperRuntime:
         self.live.check_batch(batch)
         shared = batch > 1 and encoder_out.stride(0) == 0
         src = encoder_out[:1] if shared else encoder_out
-        b, t = src.shape[:2]
         cross_k, cross_v, self_k, self_v = [], [], [], []
         dtype = self.cross_dtype
         for layer in self.decoder.layers:
             attn = layer.encoder_attn
             # contiguous [B, H, T, hd]: attention on the CPU would otherwise copy strided K/V every step
-            k, v = (_contiguous_as(proj(src).view(b, t, self.heads, self.head_dim).transpose(1, 2), dtype)
-                    for proj in (attn.k_proj, attn.v_proj))
+            k, v = (_contiguous_as(self._heads(proj(src)), dtype) for proj in (attn.k_proj, attn.v_proj))
             if shared:
                 k, v = k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)
             cross_k.append(k)
