@@ -22,6 +22,7 @@ from .encoder_cache import EncoderCache, feature_key
 from .int8_linear import RowInt8Linear
 from .kv import KvStore, LiveStores
 from .projections import direct, fused, token_step
+from .scripted_step import scripted_layers
 
 
 class WhisperRuntime:
@@ -47,6 +48,10 @@ class WhisperRuntime:
         self._fast_cross_dtype = cross_attention_dtype(self.device, self.dtype, int8)
         self._local = threading.local()  # the K/V dtype of stores this thread makes (fast_cross_attention)
         self._layers = [_LayerCalls(layer) for layer in self.decoder.layers]
+        # one-token steps of every row at the same position run each layer as a TorchScript function
+        # (``scripted_step``; None: the Python loop of ``_step`` runs them, as it does every other step)
+        on_cpu = self.device.type == "cpu"
+        self.scripted = scripted_layers(self.decoder.layers, self._layers, self.heads) if on_cpu else None
         self._encoder_qkv = [_fuse_int8_qkv(layer.self_attn) for layer in self.encoder.layers]
 
     @property
@@ -164,6 +169,11 @@ class WhisperRuntime:
             mask = (torch.arange(kmax, device=dev)[None, None, :] <= pos[:, :, None]).unsqueeze(1)
             rows = torch.arange(batch, device=dev)[:, None].expand(batch, q)
             x = x + dec.embed_positions.weight[pos]
+        if uniform and q == 1 and self.scripted is not None:
+            for i, layer in enumerate(self.scripted):
+                x = layer(x, store.self_k[i], store.self_v[i], first, store.cross_k[i], store.cross_v[i])
+            store.lengths = [n + 1 for n in lengths]
+            return dec.layer_norm(x)
         d = self.d_model
         for i, (layer, calls) in enumerate(zip(dec.layers, self._layers)):
             qkv = calls.self_qkv(layer.self_attn_layer_norm(x))
@@ -269,6 +279,7 @@ class _LayerCalls:
         sa, ca = layer.self_attn, layer.encoder_attn
         qkv = fused([sa.q_proj, sa.k_proj, sa.v_proj], token_rows=True)
         self.self_qkv = qkv.call
+        self.qkv_layer = qkv.layer  # the int8 layer made for the fused call (None for float layers)
         self.packed_bytes = qkv.layer.packed_bytes if qkv.layer is not None else 0  # outside the model
         self.self_scaling, self.cross_scaling = sa.scaling, ca.scaling
         self.self_out, self.cross_q = token_step(sa.out_proj), token_step(ca.q_proj)
