@@ -116,6 +116,32 @@ def test_rows_do_not_depend_on_the_batch():
     assert relative < 0.03, float(relative)
 
 
+@pytest.mark.parametrize("kernel", ["fbgemm", "onednn"])
+def test_range_columns_give_the_calibration_rows_results_bit_for_bit(kernel):
+    """The vocabulary's layer takes the kernel's range from two extra input columns instead of a calibration
+    row (one-row calls at every decoder step): the same results, alone or batched."""
+    from executors.whisper import onednn
+
+    chosen = fbgemm if kernel == "fbgemm" else onednn
+    if chosen.problem() is not None:
+        pytest.skip(f"{kernel} does not run here")
+    torch.manual_seed(2)
+    linear = nn.Linear(384, 1000)
+    rows, columns = (RowInt8Linear.from_linear(linear, chosen, range_columns=flag) for flag in (False, True))
+    assert columns.range_columns and not rows.range_columns
+    x = torch.randn(5, 384) * torch.linspace(0.1, 8, 5)[:, None] + torch.linspace(-1, 1, 5)[:, None]
+    assert torch.equal(columns(x), rows(x))
+    assert torch.equal(columns(x[:1]), rows(x[:1]))
+    assert torch.equal(columns.token_rows(x[:2, None]), rows(x[:2, None]))   # one-token steps too
+
+
+def test_the_vocabulary_takes_its_range_from_columns(whisper_tiny_int8):
+    head = whisper_tiny_int8.model.proj_out.qlinear
+    assert head.range_columns
+    assert not any(layer.range_columns for name, layer in quantized_layers(whisper_tiny_int8.model).items()
+                   if not name.startswith("proj_out"))
+
+
 def test_per_row_activations_beat_one_range_for_the_whole_input():
     """Rows of very different size (as in an encoder window): per-row ranges keep the small rows."""
     torch.manual_seed(1)

@@ -1,6 +1,6 @@
 """The decoder step's TorchScript layers (``scripted_step``) give the Python step's results bit for bit, for
-one window, several, best-of rows sharing one window and bfloat16 cross-attention K/V; models and kernels
-they do not cover keep the Python step."""
+one window, several, best-of rows sharing one window and bfloat16 cross-attention K/V (alone and shared);
+models and kernels they do not cover keep the Python step."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import soundfile as sf
 import torch
 
 from executors.whisper import scripted_step
+from executors.whisper.torchscript import is_compiled
 
 
 def _windows(ex, speech_dir, names):
@@ -46,17 +47,18 @@ def _decode(ex, encoded, steps=12, fast=False):
     return torch.cat(hidden, dim=1)
 
 
-@pytest.mark.parametrize("case", ["one window", "two windows", "best-of rows", "bfloat16 K/V"])
+@pytest.mark.parametrize("case", ["one window", "two windows", "best-of rows", "bfloat16 K/V", "bfloat16 best-of"])
 def test_scripted_layers_give_the_python_step_bit_for_bit(whisper_tiny_int8, speech_dir, case):
     ex = whisper_tiny_int8
     assert ex.runtime.scripted is not None and len(ex.runtime.scripted) == 4   # the int8 default runs them
     names = ["asterisk/activated.flac", "asterisk/confbridge-invalid.flac"]
     encoded = _windows(ex, speech_dir, names if case == "two windows" else names[:1])
-    if case == "best-of rows":
+    if "best-of" in case:
         encoded = encoded.expand(3, -1, -1)
-    scripted = _decode(ex, encoded, fast=case == "bfloat16 K/V")
+    fast = case.startswith("bfloat16")
+    scripted = _decode(ex, encoded, fast=fast)
     with _python_step(ex.runtime):
-        python = _decode(ex, encoded, fast=case == "bfloat16 K/V")
+        python = _decode(ex, encoded, fast=fast)
     assert scripted.shape == (encoded.shape[0], 13, 384)
     assert torch.equal(scripted, python)
 
@@ -70,6 +72,17 @@ def test_the_scripted_step_is_used_for_one_token_steps(whisper_tiny_int8, speech
     assert calls == [(1, 1, 384)] * 4 * 3   # not the prompt: four layers for each of three steps
 
 
-def test_float_models_keep_the_python_step(whisper_tiny):
+def test_float_models_keep_the_python_step(whisper_tiny, whisper_tiny_int8):
+    from executors.core.device import cpu_multiplies_bfloat16
+
     assert whisper_tiny.runtime.scripted is None
-    assert scripted_step.problem() is None   # and scripting works in this torch
+    # what `ferrum info` says of each
+    assert whisper_tiny.info().metadata["decoder_step"] == {
+        "one_token_layers": "python", "cross_kv": "float32", "cross_kv_fast_long_files": "float32"}
+    assert whisper_tiny_int8.info().metadata["decoder_step"] == {
+        "one_token_layers": "torchscript", "cross_kv": "float32",
+        "cross_kv_fast_long_files": "bfloat16" if cpu_multiplies_bfloat16() else "float32"}
+
+
+def test_this_torch_compiles_the_layer():
+    assert is_compiled(scripted_step._layer)   # where it cannot, the layer runs from Python (the same results)

@@ -11,6 +11,7 @@ import soundfile as sf
 import torch
 from torch import nn
 
+from executors.whisper.cpu_attention import cpu_attention
 from executors.whisper.decoding import _sample
 from executors.whisper.forward import WhisperRuntime, cross_attention_dtype
 from executors.whisper.int8_linear import RowInt8Linear
@@ -60,7 +61,7 @@ def test_rows_sharing_one_encoder_output_attend_to_one_copy():
     torch.manual_seed(6)
     k, v = torch.randn(1, 6, 1500, 64), torch.randn(1, 6, 1500, 64)
     q = torch.randn(5, 6, 2, 64) / 8
-    shared = WhisperRuntime._attend_shared(q, k, v)
+    shared = cpu_attention(q, k.expand(5, -1, -1, -1), v.expand(5, -1, -1, -1))
     reference = torch.softmax(q @ k.expand(5, -1, -1, -1).transpose(-1, -2), dim=-1) @ v.expand(5, -1, -1, -1)
     assert shared.shape == reference.shape
     assert torch.allclose(shared, reference, atol=1e-5)

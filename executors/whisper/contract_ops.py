@@ -50,6 +50,7 @@ class WhisperContractMixin:
                       "encoder_matmuls": str(self.model.model.encoder.matmul_dtype or self.quantized
                                              or self.device.dtype_name).replace("torch.", ""),
                       "int8_kernels": int8_kernels(self.model),
+                      "decoder_step": self.runtime.describe_step(),
                       "attention": {"encoder": "sdpa", "decoder": "sdpa" if self.device.kind != "cpu" else "eager"},
                       "architecture": (getattr(cfg, "architectures", None) or [type(self.model).__name__])[0]})
 

@@ -18,11 +18,13 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from ..core.device import bfloat16_attention_wanted
 from ..core.errors import ResourceExhaustedError
+from .cpu_attention import cpu_attention
 from .encoder_cache import EncoderCache, feature_key
 from .int8_linear import RowInt8Linear
 from .kv import KvStore, LiveStores
 from .projections import direct, fused, token_step
-from .scripted_step import scripted_layers
+from .scripted_step import _layer, scripted_layers
+from .torchscript import is_compiled
 
 
 class WhisperRuntime:
@@ -104,6 +106,14 @@ class WhisperRuntime:
             yield
         finally:
             self._local.cross_dtype = previous
+
+    def describe_step(self) -> dict[str, str]:
+        """How a decoder step runs (``ferrum info``): the one-token layers' code and the cross-attention K/V
+        dtypes of the sequential path and of ``fast_cross_attention`` blocks."""
+        scripted = self.scripted is not None and is_compiled(_layer)
+        return {"one_token_layers": "torchscript" if scripted else "python",
+                "cross_kv": str(self.dtype).replace("torch.", ""),
+                "cross_kv_fast_long_files": str(self._fast_cross_dtype).replace("torch.", "")}
 
     @property
     def cross_dtype(self) -> torch.dtype:
@@ -201,27 +211,11 @@ class WhisperRuntime:
 
     def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Attention of [B, H, q, hd] queries (already scaled) over [B, H, k, hd] keys and values.
-
-        On the CPU, SDPA's kernel splits its work by batch size and thread count, so a row's result
-        changes in the last bits with what it is batched with, and the next int8 layer can round
-        that to a whole quantisation step: the text of a window would then depend on its batch.
-        Two matmuls and a softmax compute each (row, head) on its own, as fast for one query.  bfloat16
-        K/V (``fast_cross_attention``) go to SDPA's bfloat16 kernel, which gives a row the same bits in
-        any batch (``tests/test_whisper_step_kernels.py``)."""
+        """Attention of [B, H, q, hd] queries (already scaled) over [B, H, k, hd] keys and values; on the
+        CPU as ``cpu_attention`` says why."""
         if self.device.type != "cpu":
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1.0)
-        if mask is None and k.shape[0] > 1 and k.stride(0) == 0:
-            return self._attend_shared(q, k[:1], v[:1])
-        return _cpu_attention(q, k, v, mask)
-
-    @staticmethod
-    def _attend_shared(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Rows that share one encoder output (best-of samples, beams) attend to its single copy of
-        K/V as one query block: a broadcast K/V would be copied for every row at every step."""
-        b, h, n, hd = q.shape
-        block = q.transpose(0, 1).reshape(1, h, b * n, hd)
-        return _cpu_attention(block, k, v).reshape(h, b, n, hd).transpose(0, 1)
+        return cpu_attention(q, k, v, mask)
 
     def _heads(self, x: torch.Tensor) -> torch.Tensor:
         b, q, _ = x.shape
@@ -246,19 +240,6 @@ def _contiguous_as(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """``x`` contiguous in ``dtype``, copied once (``Tensor.to`` with the same dtype returns ``x`` as it is,
     strides and all, even when asked for the contiguous format)."""
     return x.contiguous() if x.dtype == dtype else x.to(dtype, memory_format=torch.contiguous_format)
-
-
-def _cpu_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Attention as ``WhisperRuntime._attend`` computes it on the CPU.  Queries over K/V of a lower
-    precision go to SDPA in the K/V's dtype (its softmax and sums in float32), the output back in the
-    queries' dtype."""
-    if k.dtype != q.dtype:
-        return F.scaled_dot_product_attention(q.to(k.dtype), k, v, attn_mask=mask, scale=1.0).to(q.dtype)
-    scores = torch.matmul(q, k.transpose(-1, -2))
-    if mask is not None:
-        scores.masked_fill_(~mask, float("-inf"))
-    return torch.matmul(scores.softmax(dim=-1), v)
 
 
 def _fuse_int8_qkv(attention) -> RowInt8Linear | None:

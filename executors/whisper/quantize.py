@@ -131,7 +131,8 @@ def quantize_int8(model, groups: tuple[str, ...] = DEFAULT_GROUPS, *, encoder_bf
     if encoder_bfloat16:
         groups = tuple(g for g in groups if g not in ENCODER_GROUPS)
     many_rows = many_rows_kernel()
-    built = {name: RowInt8Linear.from_linear(mod, many_rows if takes_many_rows(name, depth) else None)
+    built = {name: RowInt8Linear.from_linear(mod, many_rows if takes_many_rows(name, depth) else None,
+                                             range_columns=layer_group(name, depth) == "vocab")
              for name, mod in model.named_modules()
              if isinstance(mod, nn.Linear) and layer_group(name, depth) in groups}
     if encoder_bfloat16:
