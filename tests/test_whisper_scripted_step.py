@@ -22,15 +22,6 @@ def _windows(ex, speech_dir, names):
     return ex.runtime.encode_cached(windows)[0]
 
 
-@contextlib.contextmanager
-def _python_step(runtime):
-    scripted, runtime.scripted = runtime.scripted, None
-    try:
-        yield
-    finally:
-        runtime.scripted = scripted
-
-
 @torch.inference_mode()
 def _decode(ex, encoded, steps=12, fast=False):
     """Hidden states of a prompt (previous text, so it runs as one pass of several tokens) and ``steps``
@@ -57,7 +48,7 @@ def test_scripted_layers_give_the_python_step_bit_for_bit(whisper_tiny_int8, spe
         encoded = encoded.expand(3, -1, -1)
     fast = case.startswith("bfloat16")
     scripted = _decode(ex, encoded, fast=fast)
-    with _python_step(ex.runtime):
+    with ex.runtime.python_steps():
         python = _decode(ex, encoded, fast=fast)
     assert scripted.shape == (encoded.shape[0], 13, 384)
     assert torch.equal(scripted, python)

@@ -107,6 +107,16 @@ class WhisperRuntime:
         finally:
             self._local.cross_dtype = previous
 
+    @contextlib.contextmanager
+    def python_steps(self):
+        """Inside the block one-token steps run from Python, as without ``scripted``: the reference the scripted
+        layers are tested and measured against (not for concurrent use)."""
+        scripted, self.scripted = self.scripted, None
+        try:
+            yield
+        finally:
+            self.scripted = scripted
+
     def describe_step(self) -> dict[str, str]:
         """How a decoder step runs (``ferrum info``): the one-token layers' code and the cross-attention K/V
         dtypes of the sequential path and of ``fast_cross_attention`` blocks."""
