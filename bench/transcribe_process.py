@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,21 @@ def commands(files: list[Path], out: Path, threads: int, batch: int, long: bool,
 
 def run_case(name: str, files: list[Path], refs: list[str], utts, args, threads: int, long: bool) -> list[list[str]]:
     tmp = Path(tempfile.mkdtemp(prefix="ferrum-bench-"))
+    try:
+        return _run_case(tmp, name, files, refs, utts, args, threads, long)
+    finally:
+        _remove(tmp, args)
+
+
+def _remove(folder: Path, args) -> None:
+    if args.keep_files:
+        print(f"  kept {folder}", flush=True)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_case(tmp: Path, name: str, files: list[Path], refs: list[str], utts, args, threads: int,
+              long: bool) -> list[list[str]]:
     outs = {}
     jobs = {}
     for engine, cmd in commands(files, tmp / "OUT", threads, args.batch, long, args.no_bf16).items():
@@ -183,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    "words (faster-whisper sequential, the reference, always runs)")
     ap.add_argument("--set", default="speech-dev", choices=("speech-dev", "speech-wide"),
                     help="the evaluation set of the many-files case and of the joined long file")
+    ap.add_argument("--keep-files", action="store_true",
+                    help="keep the joined long file and every engine's transcripts (their folders are printed)")
     ap.add_argument("--probe", choices=("ours", "peer"), help=argparse.SUPPRESS)
     ap.add_argument("clip", nargs="?", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -206,13 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"many files: {len(files)} {args.set} clips; long file: {len(long_wave) / SAMPLE_RATE:.0f} s joined from "
           f"{args.set}; reps {args.reps}")
     rows, start_rows = [], []
-    for threads in [int(t) for t in args.threads.split(",")]:
-        if "many" in cases:
-            rows += run_case("many files", files, [u.reference for u in utts], utts, args, threads, long=False)
-        if "long" in cases:
-            rows += run_case("long file", [long_path], [long_ref], None, args, threads, long=True)
-        if "startup" in cases:
-            start_rows += startup(files[0], threads, args.reps)
+    try:
+        for threads in [int(t) for t in args.threads.split(",")]:
+            if "many" in cases:
+                rows += run_case("many files", files, [u.reference for u in utts], utts, args, threads, long=False)
+            if "long" in cases:
+                rows += run_case("long file", [long_path], [long_ref], None, args, threads, long=True)
+            if "startup" in cases:
+                start_rows += startup(files[0], threads, args.reps)
+    finally:
+        _remove(tmp, args)
     if rows:
         print()
         print(format_table(["case", "engine", "thr", "wall s", "RTF", "x peer", "WER % (per subset)"], rows))

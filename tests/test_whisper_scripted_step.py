@@ -11,7 +11,6 @@ import soundfile as sf
 import torch
 
 from executors.whisper import scripted_step
-from executors.whisper.torchscript import is_compiled
 
 
 def _windows(ex, speech_dir, names):
@@ -76,4 +75,21 @@ def test_float_models_keep_the_python_step(whisper_tiny, whisper_tiny_int8):
 
 
 def test_this_torch_compiles_the_layer():
-    assert is_compiled(scripted_step._layer)   # where it cannot, the layer runs from Python (the same results)
+    assert scripted_step.runs_compiled()   # where it cannot, the layer runs from Python (the same results)
+
+
+def test_a_function_torchscript_cannot_compile_runs_from_python(monkeypatch, caplog):
+    from executors.whisper import torchscript
+
+    def refuse(function):
+        raise RuntimeError("TorchScript is gone from this torch")
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    monkeypatch.setattr(torch.jit, "script", refuse)
+    with caplog.at_level("WARNING"):
+        runs = torchscript.compiled(double)
+    assert runs is double and not torchscript.is_compiled(double)
+    assert torch.equal(runs(torch.ones(3)), torch.full((3,), 2.0))
+    assert "TorchScript is gone" in caplog.text and "runs from Python" in caplog.text

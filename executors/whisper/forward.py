@@ -23,8 +23,7 @@ from .encoder_cache import EncoderCache, feature_key
 from .int8_linear import RowInt8Linear
 from .kv import KvStore, LiveStores
 from .projections import direct, fused, token_step
-from .scripted_step import _layer, scripted_layers
-from .torchscript import is_compiled
+from .scripted_step import runs_compiled, scripted_layers
 
 
 class WhisperRuntime:
@@ -120,7 +119,7 @@ class WhisperRuntime:
     def describe_step(self) -> dict[str, str]:
         """How a decoder step runs (``ferrum info``): the one-token layers' code and the cross-attention K/V
         dtypes of the sequential path and of ``fast_cross_attention`` blocks."""
-        scripted = self.scripted is not None and is_compiled(_layer)
+        scripted = self.scripted is not None and runs_compiled()
         return {"one_token_layers": "torchscript" if scripted else "python",
                 "cross_kv": str(self.dtype).replace("torch.", ""),
                 "cross_kv_fast_long_files": str(self._fast_cross_dtype).replace("torch.", "")}

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from . import fbgemm
 from .cpu_attention import cpu_attention
 from .int8_linear import RowInt8Linear
-from .torchscript import compiled
+from .torchscript import compiled, is_compiled
 
 
 def _row_linear(x: torch.Tensor, packed: "torch.classes.quantized.LinearPackedParamsBase",
@@ -60,6 +60,8 @@ class ScriptedLayer:
         linears = [qkv, layer.self_attn.out_proj, layer.encoder_attn.q_proj, layer.encoder_attn.out_proj,
                    layer.fc1, layer.fc2]
         norms = [layer.self_attn_layer_norm, layer.encoder_attn_layer_norm, layer.final_layer_norm]
+        # the kernel's packed weights as they are now: a layer packed again later (a state dict loaded into the
+        # model) keeps the same values, and this layer's copy stays valid
         self._weights = ([t for norm in norms for t in (norm.weight, norm.bias)], [norm.eps for norm in norms],
                          [_packed(linear) for linear in linears], [linear.bias for linear in linears],
                          qkv._reduce_range, self_scaling, cross_scaling, heads)
@@ -81,6 +83,11 @@ def scripted_layers(layers, calls, heads: int) -> Optional[List[ScriptedLayer]]:
             return None
     return [ScriptedLayer(layer, call.qkv_layer, call.self_scaling, call.cross_scaling, heads)
             for layer, call in zip(layers, calls)]
+
+
+def runs_compiled() -> bool:
+    """Whether this torch compiles the layer (else it runs from Python, the same results, slower)."""
+    return is_compiled(_layer)
 
 
 def _packed(linear: RowInt8Linear):
