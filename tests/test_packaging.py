@@ -55,7 +55,18 @@ def test_spec_parses_and_uses_the_shared_lists():
     assert {"Analysis", "PYZ", "EXE", "COLLECT", "BUNDLE"} <= calls
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == "S"}
-    assert {"bundle_datas", "hidden_imports", "EXCLUDES", "LAUNCHER", "make_icons", "MacInfo"} <= used
+    assert {"bundle_datas", "hidden_imports", "EXCLUDES", "LAUNCHER", "make_icons", "MacInfo", "SOURCE_MODULES"} <= used
+
+
+def test_modules_torchscript_compiles_ship_their_source():
+    """TorchScript reads the source of what it compiles: the decoder layer and every function of ours it calls."""
+    from executors.whisper import scripted_step
+    from executors.whisper.torchscript import compiled
+
+    code = compiled(scripted_step._layer).code
+    ours = {name for name in re.findall(r"__torch__\.([\w.]+)\.\w+", code) if name.startswith("executors.")}
+    assert scripted_step.__name__ in support.SOURCE_MODULES
+    assert ours and ours <= set(support.SOURCE_MODULES), ours
 
 
 def test_every_path_the_spec_references_exists():

@@ -41,6 +41,9 @@ TRANSFORMERS_MODELS = ("whisper", "bert", "roberta", "xlm_roberta", "mpnet", "di
                        "electra")
 EXTRA_HIDDEN = ("silero_vad.data", "qasync", "sounddevice", "soundfile", "soxr", "av", "pypdf", "aiohttp",
                 "platformdirs")
+# Modules whose functions TorchScript compiles when the app runs (``executors/whisper/torchscript.py``): it
+# reads their source, so they ship as .py beside their bytecode; without it the decoder step runs from Python.
+SOURCE_MODULES = ("executors.whisper.scripted_step", "executors.whisper.cpu_attention")
 
 # Qt modules the app never imports (it uses QtCore, QtGui, QtWidgets, QtSvg); most are missing from
 # PySide6-Essentials anyway, but excluding them keeps PyInstaller's Qt hooks from pulling in their plugins.
