@@ -142,6 +142,9 @@ def test_cli_runs_from_usr_bin_with_a_bare_environment(installed, tmp_path):
     assert info["versions"]["ferrum-desktop"] and info["versions"]["torch"]
     assert all(report["loaded"] for report in info["executors"].values()), info["executors"]
     assert not any(path.startswith(("/opt", "/usr")) for path in info["paths"].values()), info["paths"]
+    whisper = info["executors"]["whisper"]["info"]["metadata"]
+    if whisper["quantized"] == "int8":   # the bundle ships the source TorchScript compiles the decoder layer from
+        assert whisper["decoder_step"]["one_token_layers"] == "torchscript", whisper["decoder_step"]
 
     clip = shutil.copy(DEV_CLIP, tmp_path / "austen.flac")
     _bare(["ferrum", "transcribe", "--threads", "1", "-o", str(tmp_path / "out"), str(clip)], tmp_path)
