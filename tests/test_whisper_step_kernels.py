@@ -156,3 +156,27 @@ def test_rows_that_end_leave_the_batch_and_the_others_decode_as_alone(whisper_ti
     assert short < long
     # the prompts, a step after each token chosen while both rows decode, then the long row alone
     assert rows == [2] + [2] * short + [1] * (long - short)
+
+
+@torch.no_grad()
+def test_every_layers_cross_attention_kv_in_one_int8_call_equals_each_layers_own(whisper_tiny_int8, speech_dir):
+    """The runtime projects the encoder output to all layers' cross-attention K and V in one int8 call; each
+    is what the layer's own k_proj and v_proj give, in float32 and in bfloat16, a window alone or in a batch."""
+    runtime = whisper_tiny_int8.runtime
+    assert runtime._cross_kv is not None
+    windows = []
+    for name in ("asterisk/activated.flac", "asterisk/confbridge-invalid.flac"):
+        audio, _ = sf.read(str(speech_dir / name), dtype="float32")
+        windows.append(whisper_tiny_int8.log_mel.window(audio)[0])
+    encoded, _ = runtime.encode_cached(windows)
+    for dtype in (torch.float32, torch.bfloat16):
+        ks, vs = runtime._cross_attention_kv(encoded, dtype)
+        alone = runtime._cross_attention_kv(encoded[1:], dtype)
+        for i, layer in enumerate(runtime.decoder.layers):
+            for got, part, one in ((ks[i], layer.encoder_attn.k_proj, alone[0][i]),
+                                   (vs[i], layer.encoder_attn.v_proj, alone[1][i])):
+                own = RowInt8Linear(part.weight_int8, part.scales, part.bias, part.kernel)   # the part on its own
+                want = runtime._heads(own(encoded)).to(dtype).contiguous()
+                assert got.dtype == dtype and got.is_contiguous()
+                assert torch.equal(got, want)
+                assert torch.equal(one[0], got[1])
