@@ -274,8 +274,9 @@ def test_memory_counts_weights_encoder_cache_and_kv(whisper_tiny, clips):
 
 def test_int8_weights_count_with_their_packed_copies(whisper_tiny, whisper_tiny_int8):
     """Each int8 weight is held twice, as an int8 tensor and once packed by the kernel, and counted so;
-    the self-attention q, k and v of the decoder's layers and of the int8 encoder's are packed only inside
-    the fused layer the runtime calls (that the count is what the process holds: tests/test_model_memory.py)."""
+    the self-attention q, k and v of the decoder's layers and of the int8 encoder's, and the decoder's
+    cross-attention k and v, are packed only inside the fused layers the runtime calls (that the count is
+    what the process holds: tests/test_model_memory.py)."""
     from executors.whisper.int8_linear import RowInt8Linear
 
     ex = whisper_tiny_int8
@@ -285,7 +286,8 @@ def test_int8_weights_count_with_their_packed_copies(whisper_tiny, whisper_tiny_
     layers = [m for m in ex.model.modules() if isinstance(m, RowInt8Linear)]
     unpacked = [m for m in layers if m.packed_bytes == 0]
     fused = ex.config.decoder_layers + sum(layer.self_attn.qkv is not None for layer in ex.runtime.encoder.layers)
-    assert len(unpacked) == 3 * fused  # the self-attention q, k, v of each decoder layer and int8 encoder layer
+    cross = 2 * ex.config.decoder_layers   # every decoder layer's cross-attention k and v, in one layer
+    assert len(unpacked) == 3 * fused + cross  # and the self-attention q, k, v of each decoder and int8 encoder layer
     assert all(m.packed_bytes >= m.weight_int8.numel() for m in layers if m not in unpacked)
     assert ex.runtime.packed_bytes >= sum(m.weight_int8.numel() for m in unpacked)
     packs = sum(m.packed_bytes for m in layers) + ex.runtime.packed_bytes
