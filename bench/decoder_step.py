@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import format_table, load_speech_dev, median, read_audio  # noqa: E402
+from bench.common import format_table, interleaved, load_speech_dev, median, read_audio  # noqa: E402
 from bench.transcribe import bundled_ct2_folder  # noqa: E402
 
 PEER = "faster-whisper int8 (CTranslate2)"
@@ -129,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 def _per_token(calls: dict, rounds: int) -> dict[str, list[float]]:
     """Each call returns its own seconds a token (its prompt left out): run them interleaved, keep those."""
     out: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            out[name].append(call())
+    interleaved(calls, rounds, lambda name, _rep, _wall, seconds: out[name].append(seconds))
     return out
 
 

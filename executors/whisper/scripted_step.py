@@ -57,8 +57,7 @@ class ScriptedLayer:
     """One decoder layer's weights as ``_layer`` takes them; call it as ``_layer`` minus the weights."""
 
     def __init__(self, layer, qkv: RowInt8Linear, self_scaling: float, cross_scaling: float, heads: int):
-        linears = [qkv, layer.self_attn.out_proj, layer.encoder_attn.q_proj, layer.encoder_attn.out_proj,
-                   layer.fc1, layer.fc2]
+        linears = _linears(layer, qkv)
         norms = [layer.self_attn_layer_norm, layer.encoder_attn_layer_norm, layer.final_layer_norm]
         # the kernel's packed weights as they are now: a layer packed again later (a state dict loaded into the
         # model) keeps the same values, and this layer's copy stays valid
@@ -77,9 +76,8 @@ def scripted_layers(layers, calls, heads: int) -> Optional[List[ScriptedLayer]]:
     model or a kernel other than fbgemm's. ``calls``: the runtime's ``_LayerCalls``, whose fused q|k|v
     layer the step uses."""
     for layer, call in zip(layers, calls):
-        linears = [call.qkv_layer, layer.self_attn.out_proj, layer.encoder_attn.q_proj,
-                   layer.encoder_attn.out_proj, layer.fc1, layer.fc2]
-        if not all(isinstance(m, RowInt8Linear) and m.kernel is fbgemm and not m.range_columns for m in linears):
+        if not all(isinstance(m, RowInt8Linear) and m.kernel is fbgemm and not m.range_columns
+                   for m in _linears(layer, call.qkv_layer)):
             return None
     return [ScriptedLayer(layer, call.qkv_layer, call.self_scaling, call.cross_scaling, heads)
             for layer, call in zip(layers, calls)]
@@ -88,6 +86,12 @@ def scripted_layers(layers, calls, heads: int) -> Optional[List[ScriptedLayer]]:
 def runs_compiled() -> bool:
     """Whether this torch compiles the layer (else it runs from Python, the same results, slower)."""
     return is_compiled(_layer)
+
+
+def _linears(layer, qkv) -> list:
+    """A decoder layer's linears in the order ``_layer`` takes them (``qkv``: its fused self-attention q|k|v)."""
+    return [qkv, layer.self_attn.out_proj, layer.encoder_attn.q_proj, layer.encoder_attn.out_proj,
+            layer.fc1, layer.fc2]
 
 
 def _packed(linear: RowInt8Linear):
