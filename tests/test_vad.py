@@ -66,6 +66,17 @@ def test_probabilities_are_high_in_speech_low_in_silence(padded):
     assert probs[in_speech].mean() > 0.6
 
 
+def test_stretches_side_by_side_hear_what_one_stream_hears(padded):
+    """``streams``: each stretch hears the second before it first, so it starts with settled state; the
+    speech decisions match one stream's but for a few frames where a stretch begins."""
+    audio, _ = padded
+    one = speech_probabilities(audio) >= 0.5
+    side_by_side = speech_probabilities(audio, streams=5) >= 0.5
+    assert side_by_side.shape == one.shape
+    assert 0.4 * one.size < int(one.sum())
+    assert int((one != side_by_side).sum()) <= 8
+
+
 def test_cancel_stops_detection(padded):
     from executors.core.errors import Cancelled
     from executors.core.types import CancelToken

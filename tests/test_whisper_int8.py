@@ -239,3 +239,17 @@ def test_a_kernel_error_on_a_real_layer_leaves_the_float_model(monkeypatch):
         quantize_model(model, "int8", "cpu")
     assert not quantized_layers(model)
     assert type(model.model.encoder[0]) is nn.Linear and type(model.model.decoder[0]) is nn.Linear
+
+
+def test_rows_are_quantised_block_by_block_as_in_one_pass():
+    from executors.core.int8 import ROWS_PER_BLOCK, quantize_rows
+
+    weight = torch.randn(2 * ROWS_PER_BLOCK + 37, 48, generator=torch.Generator().manual_seed(5)) * 0.05
+    weight[ROWS_PER_BLOCK] = 0.0   # a row of zeros keeps its smallest scale instead of dividing by zero
+    weight[-1, 3] = 2.0            # an outlier sets only its own row's scale
+    scales = weight.abs().amax(dim=1).clamp(min=1e-8) / 127.0
+    expected = torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8)
+    got, got_scales = quantize_rows(weight)
+    assert got.dtype == torch.int8 and torch.equal(got_scales, scales)
+    assert torch.equal(got, expected)
+    assert got[-1, 3] == 127 and bool((got[ROWS_PER_BLOCK] == 0).all())
