@@ -52,6 +52,23 @@ def test_groups_hold_at_most_a_window_of_speech_in_order():
     assert len(group_chunks(spans, 300, join=False)) == len(flat)
 
 
+def test_a_window_that_would_end_inside_speech_ends_at_its_last_pause():
+    # the dev file's window of "... press the pound key. | Asterisk is an open source | full-featured PBX":
+    # its last chunk touches the next one (a pause shorter than the VAD's padding), one before it does not
+    spans = [(0, 155), (156, 187), (189, 257), (268, 295), (295, 354), (358, 398)]   # tenths of a second
+    assert group_chunks(spans, 300)[0][-1] == (268, 295)                 # cut inside the sentence
+    groups = group_chunks(spans, 300, lookback=80)
+    assert groups[0][-1] == (189, 257) and groups[1][:2] == [(268, 295), (295, 354)]
+    assert [p for g in groups for p in g] == spans and all(sum(b - a for a, b in g) <= 300 for g in groups)
+    # more speech after the last pause than the lookback, or no pause at all: the window is cut as before
+    assert group_chunks(spans, 300, lookback=20)[0][-1] == (268, 295)
+    touching = [(0, 100), (100, 200), (200, 290), (290, 350)]
+    assert group_chunks(touching, 300, lookback=80) == group_chunks(touching, 300)
+    # a pause right at the window's end: nothing to move
+    paused = [(0, 100), (110, 200), (210, 290), (300, 350)]
+    assert group_chunks(paused, 300, lookback=80) == [paused[:3], paused[3:]]
+
+
 def test_a_window_stops_short_only_when_its_speech_far_outlasts_its_words():
     pad = 2 * CHUNK_VAD.speech_pad_ms * SR // 1000   # the VAD's padding around a chunk is not speech
     sentences = ChunkWindow(0, [(0, 5 * SR), (6 * SR, 11 * SR), (12 * SR, 17 * SR)])   # 15 s, 12.6 s without pads
