@@ -1,17 +1,21 @@
 """What each choice of the fast-long-files mode (``TranscribeOptions.chunked``) costs or saves, warm,
 in one process: on a file joined from an evaluation set, interleaved, medians.
 
-    python bench/chunked.py --set speech-dev --threads 1 --reps 3 [--variants chunked,timestamps,unjoined]
+    python bench/chunked.py --set speech-dev --threads 1 --reps 3 [--variants chunked,timestamps,unjoined,inside]
+                            [--long-order N]
 
 Variants: the sequential default; chunked as shipped (VAD chunks joined into 30 s windows, no
 timestamp tokens); chunked with timestamp tokens decoded (their times unused); chunked with one VAD
-chunk per window (nothing joined).
+chunk per window (nothing joined); chunked with windows cut inside speech where the 30 s run out
+(no move back to a pause). ``--long-order N`` shuffles the set's utterances with seed N before joining
+(0: the set's order), for files the choices were not made on.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -27,6 +31,7 @@ VARIANTS = {  # key: (label, options)
     "chunked": ("chunked", {"chunked": True}),
     "timestamps": ("chunked, timestamp tokens", {"chunked": True, "extra": {"chunk_timestamps": True}}),
     "unjoined": ("chunked, one VAD chunk per window", {"chunked": True, "extra": {"chunk_join": False}}),
+    "inside": ("chunked, windows cut inside speech", {"chunked": True, "extra": {"chunk_pause_lookback_s": 0}}),
 }
 
 
@@ -37,13 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated keys of the variants to run")
+    ap.add_argument("--long-order", type=int, default=0, help="shuffle the utterances with this seed (0: in order)")
     args = ap.parse_args(argv)
 
     from executors.models.store import resolve_model
     from executors.whisper.executor import WhisperModelExecutor
     from executors.whisper.options import TranscribeOptions
 
-    audio, reference = long_audio(load_speech_dev(eval_path(args.set)), args.long_seconds)
+    utterances = load_speech_dev(eval_path(args.set))
+    if args.long_order:
+        random.Random(args.long_order).shuffle(utterances)
+    audio, reference = long_audio(utterances, args.long_seconds)
     ex = WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en", kind="whisper").path, device="cpu",
                                         threads=args.threads)
     texts: dict[str, str] = {}
@@ -62,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     base = median(times["sequential"])
     rows = [[VARIANTS[k][0], f"{median(times[k]):.2f}", f"{median(times[k]) / base:.2f}", str(windows[k]),
              f"{corpus_wer([reference], [texts[k]]):.2f}"] for k in keys]
-    print(f"\n{len(audio) / 16000:.0f} s joined from {args.set}, {args.threads} thread(s), {args.reps} reps, warm")
+    order = f", order {args.long_order}" if args.long_order else ""
+    print(f"\n{len(audio) / 16000:.0f} s joined from {args.set}{order}, {args.threads} thread(s), {args.reps} reps, warm")
     print(format_table(["variant", "median s", "x sequential", "segments", "WER %"], rows))
     return 0
 

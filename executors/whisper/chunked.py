@@ -62,7 +62,8 @@ HEARD_MARGIN_S = 0.1
 # that pause (it opens the next window): the model leaves out a sentence cut off at a window's end ("Asterisk
 # is an open source | full-featured PBX" lost its first half).  Over eight files joined from speech-dev and
 # speech-wide (their order and three shuffles) WER went from 9.32 % to 7.58 % on average (better on seven),
-# for 3 % more time; 4 and 6 s gave worse on speech-wide, 10 and 12 s less on speech-dev (README C4).
+# for 6 % more time (more windows); 4 and 6 s did worse on speech-wide, 10 and 12 s less well on speech-dev
+# (README C4).
 PAUSE_LOOKBACK_S = 8.0
 
 
@@ -152,12 +153,12 @@ def _words(segments: list[Segment]) -> int:
 
 
 def plan(audios: Sequence[np.ndarray], window: int, sample_rate: int, join: bool = True,
-         cancel: CancelToken | None = None) -> list[ChunkWindow]:
+         cancel: CancelToken | None = None, pause_lookback_s: float = PAUSE_LOOKBACK_S) -> list[ChunkWindow]:
     out = []
+    lookback = int(pause_lookback_s * sample_rate)
     for job, audio in enumerate(audios):
         spans = [(int(a * sample_rate), int(b * sample_rate)) for a, b in speech_spans(audio, CHUNK_VAD, cancel)]
-        out += [ChunkWindow(job, group)
-                for group in group_chunks(spans, window, join, int(PAUSE_LOOKBACK_S * sample_rate))]
+        out += [ChunkWindow(job, group) for group in group_chunks(spans, window, join, lookback)]
     return out
 
 
@@ -348,7 +349,8 @@ def transcribe_chunked(ex: "WhisperModelExecutor", audios: Sequence, options: Tr
                  on_progress=None if on_progress is None else (lambda p, i=i: on_progress(i, p)))
             for i, a in enumerate(audios)]
     join = options.extra.get("chunk_join", True)  # measured against, not for use
-    windows = plan([j.audio for j in jobs], ex.log_mel.n_samples, ex.log_mel.sample_rate, join, cancel)
+    lookback = options.extra.get("chunk_pause_lookback_s", PAUSE_LOOKBACK_S)  # likewise
+    windows = plan([j.audio for j in jobs], ex.log_mel.n_samples, ex.log_mel.sample_rate, join, cancel, lookback)
     try:
         _Decoder(ex, options, jobs, cancel).run(windows, on_done)
     except Cancelled as exc:
