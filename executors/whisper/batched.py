@@ -176,7 +176,7 @@ def _decode_round(ex, cursors: list[_Cursor], options: TranscribeOptions, cancel
     for i, (c, _, frames, audio) in enumerate(live):
         result = ex.decode_window(enc[i:i + 1], prompts[i], options, cancel, first=firsts[i], seed_from=keys[i],
                                   audio=audio)
-        c.take(ex, result, enc[i:i + 1], frames, audio)
+        c.take(ex, c.longform.unless_skipped(result, enc[i:i + 1], keys[i], audio), enc[i:i + 1], frames, audio)
 
 
 def _run(ex: "WhisperModelExecutor", jobs: list[_Job], options: TranscribeOptions,

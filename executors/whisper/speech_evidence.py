@@ -55,8 +55,10 @@ class WindowAudio:
                                                     settle=settle) >= SPEECH_PROBABILITY
         return self._speech
 
-    def speech_seconds(self) -> float:
-        return float(self._frames().sum()) * VAD_FRAME_S
+    def speech_seconds(self, until: float | None = None) -> float:
+        """Seconds of speech the detector hears, in the whole window or up to ``until`` seconds."""
+        frames = self._frames() if until is None else self._frames()[:max(0, int(until / VAD_FRAME_S))]
+        return float(frames.sum()) * VAD_FRAME_S
 
     def last_speech_end(self) -> float:
         """Seconds from the window's start to the end of the last speech heard (0 when none)."""
