@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 from pathlib import Path
 
@@ -24,7 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import corpus_wer, format_table, interleaved, load_speech_dev, long_audio, median  # noqa: E402
+from bench.common import (corpus_wer, format_table, in_order, interleaved, load_speech_dev,  # noqa: E402
+                          long_audio, median)
 from bench.eval_data import eval_path  # noqa: E402
 
 VARIANTS = {  # key: (label, options)
@@ -51,10 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from executors.whisper.executor import WhisperModelExecutor
     from executors.whisper.options import TranscribeOptions
 
-    utterances = load_speech_dev(eval_path(args.set))
-    if args.long_order:
-        random.Random(args.long_order).shuffle(utterances)
-    audio, reference = long_audio(utterances, args.long_seconds)
+    audio, reference = long_audio(in_order(load_speech_dev(eval_path(args.set)), args.long_order), args.long_seconds)
     ex = WhisperModelExecutor.from_path(resolve_model("whisper-tiny.en", kind="whisper").path, device="cpu",
                                         threads=args.threads)
     texts: dict[str, str] = {}

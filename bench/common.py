@@ -6,6 +6,7 @@ alternates engines per repetition and everything reports medians.
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from dataclasses import dataclass
@@ -40,6 +41,15 @@ def load_speech_dev(root: Path | None = None) -> list[Utterance]:
             rel, ref = line.split("\t", 1)
             rows.append(Utterance(root / rel, ref.strip()))
     return sorted(rows, key=lambda u: str(u.path))
+
+
+def in_order(utterances: list[Utterance], order: int) -> list[Utterance]:
+    """``utterances`` as joined into a long file: as they are for order 0, else shuffled with seed ``order``
+    (files that thresholds were not chosen on)."""
+    joined = list(utterances)
+    if order:
+        random.Random(order).shuffle(joined)
+    return joined
 
 
 def evenly_spaced(items: list, count: int) -> list:

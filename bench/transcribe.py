@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import random
 import sys
 import time
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from bench.common import (  # noqa: E402
     empty_outputs,
     fallback_windows,
     format_table,
+    in_order,
     interleaved,
     load_speech_dev,
     long_audio,
@@ -207,9 +207,7 @@ def load_data(args):
     for folder in args.extra:   # a folder, or the name of an evaluation set (speech-wide)
         utts += load_speech_dev(Path(folder) if Path(folder).is_dir() else eval_path(folder))
     clips = [read_audio(u.path) for u in utts]
-    joined = load_speech_dev(eval_path(args.long_set))
-    if args.long_order:
-        random.Random(args.long_order).shuffle(joined)
+    joined = in_order(load_speech_dev(eval_path(args.long_set)), args.long_order)
     long_wave, long_ref = long_audio(joined, args.long_seconds)
     return utts, clips, long_wave, long_ref
 

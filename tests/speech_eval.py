@@ -17,13 +17,13 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from bench.common import (SPEECH_DEV, Utterance, corpus_wer, dev_slice, long_audio,  # noqa: E402
+from bench.common import (SPEECH_DEV, Utterance, corpus_wer, dev_slice, in_order, long_audio,  # noqa: E402
                           load_speech_dev, normalize, read_audio)
 from bench.eval_data import EvalDataMissing, eval_path  # noqa: E402
 
 SLICE_SIZE = 60
 
-__all__ = ["SPEECH_DEV", "Utterance", "corpus_wer", "normalize", "read_audio", "long_audio", "dev_slice",
+__all__ = ["SPEECH_DEV", "Utterance", "corpus_wer", "normalize", "read_audio", "long_audio", "in_order", "dev_slice",
            "eval_slice", "load_speech_dev", "require_eval", "require_speech_dev"]
 
 

@@ -52,15 +52,11 @@ def test_a_text_far_shorter_than_its_speech_skipped_it(speech):
 def test_a_prompt_that_leads_the_decoder_astray_is_dropped_for_the_window(whisper_tiny_int8):
     """speech-dev joined in the order of shuffle 1: after a run of segments starting "18." the decoder wrote
     25 s of conference prompts as "18. The leader has left the conference." (WER 11.10 %)."""
-    import random
-
-    from speech_eval import corpus_wer, long_audio, load_speech_dev, normalize, require_speech_dev
+    from speech_eval import corpus_wer, in_order, load_speech_dev, long_audio, normalize, require_speech_dev
 
     from executors.whisper.options import TranscribeOptions
 
-    utterances = load_speech_dev(require_speech_dev())
-    random.Random(1).shuffle(utterances)
-    audio, reference = long_audio(utterances, 600.0)
+    audio, reference = long_audio(in_order(load_speech_dev(require_speech_dev()), 1), 600.0)
     transcript = whisper_tiny_int8.transcribe(audio, TranscribeOptions(language="en"))
     text = normalize(transcript.text)
     assert "our glorious leader arrives" in text and "zulu has joined the conference" in text

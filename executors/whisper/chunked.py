@@ -42,7 +42,7 @@ from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
 from .quality import word_count
-from .speech_evidence import WindowAudio
+from .speech_evidence import MIN_WORDS_PER_SPEECH_SECOND, WindowAudio
 from .word_timing import align_tokens
 
 if TYPE_CHECKING:
@@ -51,10 +51,9 @@ if TYPE_CHECKING:
 DEFAULT_CHUNKED_BATCH = 8
 # faster-whisper's batched defaults: a pause of 0.16 s ends a chunk, no chunk is longer than a window
 CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0, streams=16)
-# A window of joined chunks whose text has fewer words than this per second of its speech, over at
-# least MIN_SHORT_S seconds, stopped short: people read at 2-3 words a second.  (At 8 s a chapter heading
-# read before a long sentence, "Chapter II." over 7.3 s of speech in four chunks, lost the sentence.)
-MIN_WORDS_PER_S = 1.0
+# A window of joined chunks whose text has fewer words than MIN_WORDS_PER_SPEECH_SECOND per second of its
+# speech, over at least MIN_SHORT_S seconds, stopped short.  (At 8 s a chapter heading read before a long
+# sentence, "Chapter II." over 7.3 s of speech in four chunks, lost the sentence.)
 MIN_SHORT_S = 5.0
 # How far (beyond the VAD's padding) an aligned text's end may stray into a chunk it did not hear
 HEARD_MARGIN_S = 0.1
@@ -123,11 +122,11 @@ def _after_last_pause(group: list[tuple[int, int]], most: int) -> list[tuple[int
 
 def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
     """Whether a window of several chunks holds far fewer words than its speech: under
-    ``MIN_WORDS_PER_S`` over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
+    ``MIN_WORDS_PER_SPEECH_SECOND`` over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
     padding around each chunk, which would otherwise make lists of short commands or digits look slow."""
     pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
     speech = float(np.maximum(window.lengths() - pad, 0).sum()) / sample_rate
-    return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_S * speech
+    return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_SPEECH_SECOND * speech
 
 
 def chunks_heard(window: ChunkWindow, last_start: float, sample_rate: int) -> int:

@@ -18,7 +18,7 @@ from .encoder_cache import feature_key
 from .features import AudioWindows
 from .options import TranscribeOptions
 from .quality import word_count
-from .speech_evidence import WindowAudio
+from .speech_evidence import MIN_WORDS_PER_SPEECH_SECOND, WindowAudio
 from .tokens import SpecialTokens
 
 if TYPE_CHECKING:
@@ -58,12 +58,11 @@ def split_window(tokens: list[int], st: SpecialTokens, time_offset: float, frame
     return [SegmentDraft(time_offset, time_offset + duration, tokens)], frames
 
 
-# A prompted window whose text has fewer words than this per second of the speech it covers, over at least
-# SKIP_MIN_SPEECH_S, skipped speech: the text so far can lead the decoder to copy its pattern instead ("18." at
+# A prompted window whose text has fewer words than MIN_WORDS_PER_SPEECH_SECOND per second of the speech it
+# covers, over at least SKIP_MIN_SPEECH_S, skipped speech: the text so far can lead the decoder to copy its pattern instead ("18." at
 # the start of every segment, then 25 s of speech as "18. The leader has left the conference."; decoded again
 # without the prompt, that file went from 11.10 % to 6.93 % WER; in seven other joined files of speech-dev
 # and speech-wide no window was asked: README W3; ``extra["skip_check"] = False`` measures without it)
-SKIP_WORDS_PER_S = 1.0
 SKIP_MIN_SPEECH_S = 8.0
 
 
@@ -71,10 +70,10 @@ def skips_speech(result: DecodeResult, audio: WindowAudio) -> bool:
     """Whether ``result``'s text leaves out most of the speech up to its last timestamp."""
     span = result.end_time
     words = word_count(result.text)
-    if span is None or span < SKIP_MIN_SPEECH_S or words >= SKIP_WORDS_PER_S * span:
+    if span is None or span < SKIP_MIN_SPEECH_S or words >= MIN_WORDS_PER_SPEECH_SECOND * span:
         return False   # the cheap bound first: the span holds no more speech than its length
     speech = audio.speech_seconds(until=span)
-    return speech >= SKIP_MIN_SPEECH_S and words < SKIP_WORDS_PER_S * speech
+    return speech >= SKIP_MIN_SPEECH_S and words < MIN_WORDS_PER_SPEECH_SECOND * speech
 
 
 class Longform:

@@ -19,6 +19,9 @@ SPEECH_PROBABILITY = 0.5    # Silero's own default threshold for speech
 # Sustained speech stays under ~4 words a second (fast speakers, digit strings, spelled letters
 # included); a decoded text with more words than this allows for the speech heard is not in the audio.
 WORDS_PER_SPEECH_SECOND = 5.0
+# People read at 2-3 words a second: a text with fewer than one word per second of a long stretch of speech
+# left most of it out (a fast-long window that stopped short, a prompted window that skipped its speech).
+MIN_WORDS_PER_SPEECH_SECOND = 1.0
 SLACK_WORDS = 3             # short clips: a few words around the VAD's frame edges
 TAIL_SECONDS = 1.5          # a transcript may end this long after the last speech the VAD heard
 MIN_SPEECH_S = 0.1          # less than this much speech in a window: the VAD heard none
