@@ -20,12 +20,16 @@ window's features), so a file gives the same text alone or next to other files.
 
 Without timestamp tokens Whisper sometimes ends a window at a change of voice or room, as though
 the speech after it were not there.  Such a window holds far fewer words than its speech
-(``stops_short``).  Its text is aligned to its audio (cross-attention); the chunks after the text's
-end are decoded again as a window of their own, recursively, so the text already decoded is kept and
-only the speech it left out costs an encoder pass.  Where that cannot be trusted (the text reaches
-into the last chunk, or the chunks it heard hold too few words for their speech as well: alignment
-of a short text to long audio is loose), the window is decoded again as two halves cut at a chunk
-boundary.  Either way the new segments are kept when they hold more words.
+(``stops_short``).  Its decoding is first continued over the same encoder output, its text so far
+forced as the start of the transcript and no end allowed before a new word (``continued``): no
+encoder pass.  A text the model cannot extend so is kept (its words were counted slowly: spelled
+letters, digits).  Where a continued text still stops short, it is aligned to its audio
+(cross-attention) and the chunks after its end are decoded again as a window of their own,
+recursively, so the text already decoded is kept and only the speech it left out costs an encoder
+pass.  Where that cannot be trusted (the text reaches into the last chunk, or the chunks it heard
+hold too few words for their speech as well: alignment of a short text to long audio is loose), the
+window is decoded again as two halves cut at a chunk boundary.  Either way the new segments are kept
+when they hold more words.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
-from .quality import word_count
+from .quality import compression_ratio, needs_fallback, word_count
 from .speech_evidence import MIN_WORDS_PER_SPEECH_SECOND, WindowAudio
 from .word_timing import align_tokens
 
@@ -151,6 +155,32 @@ def _words(segments: list[Segment]) -> int:
     return sum(word_count(s.text) for s in segments)
 
 
+def continued(ex: "WhisperModelExecutor", result: DecodeResult, enc, prompt: list[int], audio: WindowAudio,
+              options: TranscribeOptions, timestamps: bool = False, cancel: CancelToken | None = None) -> DecodeResult:
+    """``result`` (greedy, over encoder output ``enc`` of ``audio`` with ``prompt``) decoded further over the same
+    encoder output: its text forced as the start of the transcript, no end before a new text token. Whisper
+    goes on with the speech it had left out at the cost of a decoder step a token, not an encoder pass (over
+    eight joined files, 5 % less time than decoding the rest of the window anew, and no worse: README C5).
+    ``result`` itself where the continuation adds no word, is unlikely on its own (a made-up tail over noise
+    the VAD took for speech), or makes the whole look wrong (``needs_fallback``)."""
+    eot = ex.tokens.eot
+    text = [t for t in result.tokens if t < eot]
+    if not text:
+        return result
+    more = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=timestamps, cancel=cancel, prefix=text,
+                                   require_text=True, stop_loops=options.repetition_threshold, audio=[audio])[0]
+    tokens = text + [t for t in more.tokens if t < eot]
+    said = ex.decode_text(tokens)
+    logprob = sum(result.token_logprobs) if result.token_logprobs is not None else result.sum_logprob
+    merged = replace(result, tokens=tokens, text=said, sum_logprob=logprob + more.sum_logprob,
+                     avg_logprob=(logprob + more.sum_logprob) / (len(tokens) + 1),
+                     compression_ratio=compression_ratio(said), ran_out=more.ran_out, token_logprobs=None)
+    unlikely = options.log_prob_threshold is not None and more.avg_logprob < options.log_prob_threshold
+    if word_count(said) <= word_count(result.text) or unlikely or needs_fallback(merged, options, audio):
+        return result
+    return merged
+
+
 def plan(audios: Sequence[np.ndarray], window: int, sample_rate: int, join: bool = True,
          cancel: CancelToken | None = None, pause_lookback_s: float = PAUSE_LOOKBACK_S) -> list[ChunkWindow]:
     out = []
@@ -258,17 +288,36 @@ class _Decoder:
             else:
                 out[i] = self._segments(batch[i], result, enc[row:row + 1])
         if short:
-            redone = self._redo_short([(batch[i], result, enc[row:row + 1], prompts[row]) for i, row, result in short])
+            redone = self._redo_short([(batch[i], result, enc[row:row + 1], prompts[row], audios[row])
+                                       for i, row, result in short])
             for (i, _, _), segments in zip(short, redone):
                 out[i] = segments
         return out
 
     def _redo_short(self, short: list[tuple]) -> list[list[Segment]]:
         """Windows whose text stopped short of their speech (without timestamp tokens Whisper may end a
-        window at a change of voice or room, as if the speech after it were not there): the chunks after
-        the text (``_heard``), or else both halves, are decoded as windows of their own; the result is
-        kept when it hears more words (the window's own segment is only made, and its words aligned,
-        when not).  ``short``: (window, result, its encoder output, its prompt); returns each one's segments."""
+        window at a change of voice or room, as if the speech after it were not there): each one's text is
+        continued over its own encoder output (``continued``). A text the model, forced on, cannot extend
+        (no new word, or only an unlikely one) heard its speech: its words were counted slowly (spelled letters
+        and digits, "TJWB 7959", count as two) rather than speech left out, and it is kept. A continued text
+        that still stops short goes to ``_decode_rest``.  ``short``: (window, result, its encoder output, its
+        prompt, its audio); returns each one's segments."""
+        if not self.options.extra.get("chunk_continue", True):   # measured against (README C5)
+            return self._decode_rest([item[:4] for item in short])
+        sr = self.ex.log_mel.sample_rate
+        done: list[tuple] = []
+        for window, result, enc, prompt, audio in short:
+            more = continued(self.ex, result, enc, prompt, audio, self.options, self.timestamps, self.cancel)
+            done.append((window, more, enc, prompt, more is not result and stops_short(window, more.text, sr)))
+        rest = iter(self._decode_rest([item[:4] for item in done if item[4]]))
+        return [next(rest) if again else self._segments(window, result, enc)
+                for window, result, enc, _, again in done]
+
+    def _decode_rest(self, short: list[tuple]) -> list[list[Segment]]:
+        """Windows whose text, continued, still stops short: the chunks after the text (``_heard``), or else
+        both halves, are decoded as windows of their own; the result is kept when it hears more words (the
+        window's own segment is only made, and its words aligned, when not).  ``short``: (window, result,
+        its encoder output, its prompt); returns each one's segments."""
         plans = []  # per short window: how many chunks its text heard (None: halves), the windows to decode
         for window, result, enc, prompt in short:
             heard = self._heard(window, result, enc, prompt)
