@@ -1,8 +1,8 @@
 """What each choice of the fast-long-files mode (``TranscribeOptions.chunked``) costs or saves, warm,
 in one process: on a file joined from an evaluation set, interleaved, medians.
 
-    python bench/chunked.py --set speech-dev --threads 1 --reps 3 [--variants chunked,timestamps,unjoined,inside,recode,noskip]
-                            [--long-order N]
+    python bench/chunked.py --set speech-dev --threads 1 --reps 3
+                            [--variants chunked,timestamps,unjoined,inside,recode,noskip] [--long-order N]
 
 Variants: the sequential default; chunked as shipped (VAD chunks joined into 30 s windows, no
 timestamp tokens); chunked with timestamp tokens decoded (their times unused); chunked with one VAD

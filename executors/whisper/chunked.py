@@ -160,7 +160,8 @@ def continued(ex: "WhisperModelExecutor", result: DecodeResult, enc, prompt: lis
     """``result`` (greedy, over encoder output ``enc`` of ``audio`` with ``prompt``) decoded further over the same
     encoder output: its text forced as the start of the transcript, no end before a new text token. Whisper
     goes on with the speech it had left out at the cost of a decoder step a token, not an encoder pass (over
-    eight joined files, 5 % less time than decoding the rest of the window anew, and no worse: README C5).
+    eight joined files, 0.92x the time of decoding the rest of such windows anew, mean WER 7.45 % against
+    7.58 %: README C5).
     ``result`` itself where the continuation adds no word, is unlikely on its own (a made-up tail over noise
     the VAD took for speech), or makes the whole look wrong (``needs_fallback``)."""
     eot = ex.tokens.eot
@@ -314,9 +315,9 @@ class _Decoder:
                 for window, result, enc, _, again in done]
 
     def _decode_rest(self, short: list[tuple]) -> list[list[Segment]]:
-        """Windows whose text, continued, still stops short: the chunks after the text (``_heard``), or else
-        both halves, are decoded as windows of their own; the result is kept when it hears more words (the
-        window's own segment is only made, and its words aligned, when not).  ``short``: (window, result,
+        """Windows whose text, continued (or not: ``chunk_continue``), still stops short: the chunks after the
+        text (``_heard``), or else both halves, are decoded as windows of their own; the result is kept when it
+        hears more words (the window's own segment is only made, and its words aligned, when not).  ``short``: (window, result,
         its encoder output, its prompt); returns each one's segments."""
         plans = []  # per short window: how many chunks its text heard (None: halves), the windows to decode
         for window, result, enc, prompt in short:
