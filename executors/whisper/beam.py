@@ -175,4 +175,4 @@ class BeamSearchDecoder:
         best = beam_search(step, reorder, [prompt], beam_size=beam, eot=st.eot, max_new_tokens=max_new,
                            patience=patience, length_penalty=length_penalty)[0][0]
         ended = [st.eot] if len(best.tokens) < max_new else []   # a beam cut at the limit ran out
-        return self.greedy._result(best.tokens + ended, best.sum_logprob, no_speech[0], 0.0)
+        return self.greedy.result(best.tokens + ended, best.sum_logprob, no_speech[0], 0.0)

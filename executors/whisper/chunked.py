@@ -45,7 +45,7 @@ from ..core.types import CancelToken, Progress
 from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
-from .quality import compression_ratio, needs_fallback, word_count
+from .quality import needs_fallback, word_count
 from .speech_evidence import MIN_WORDS_PER_SPEECH_SECOND, WindowAudio
 from .word_timing import align_tokens
 
@@ -170,14 +170,11 @@ def continued(ex: "WhisperModelExecutor", result: DecodeResult, enc, prompt: lis
         return result
     more = ex.decoder.decode_batch(enc, [prompt], 0.0, timestamps=timestamps, cancel=cancel, prefix=text,
                                    require_text=True, stop_loops=options.repetition_threshold, audio=[audio])[0]
-    tokens = text + [t for t in more.tokens if t < eot]
-    said = ex.decode_text(tokens)
     logprob = sum(result.token_logprobs) if result.token_logprobs is not None else result.sum_logprob
-    merged = replace(result, tokens=tokens, text=said, sum_logprob=logprob + more.sum_logprob,
-                     avg_logprob=(logprob + more.sum_logprob) / (len(tokens) + 1),
-                     compression_ratio=compression_ratio(said), ran_out=more.ran_out, token_logprobs=None)
+    row = text + more.tokens + ([] if more.ran_out else [eot])
+    merged = ex.decoder.result(row, logprob + more.sum_logprob, result.no_speech_prob, result.temperature)
     unlikely = options.log_prob_threshold is not None and more.avg_logprob < options.log_prob_threshold
-    if word_count(said) <= word_count(result.text) or unlikely or needs_fallback(merged, options, audio):
+    if word_count(merged.text) <= word_count(result.text) or unlikely or needs_fallback(merged, options, audio):
         return result
     return merged
 

@@ -142,7 +142,7 @@ class GreedyDecoder:
             with self._timed("decode", len(alive)):
                 logits = _full_rows(rt.logits(rt.step(store, nxt[alive][:, None])[:, -1]), alive, batch)
         per_token = torch.stack(step_lp, dim=1).tolist() if step_lp else [[] for _ in range(batch)]
-        return [self._result(row[len(prefix):], float(lp), ns, temperature, lps)
+        return [self.result(row[len(prefix):], float(lp), ns, temperature, lps)
                 for row, lp, ns, lps in zip(sampled.tolist(), sum_lp.tolist(), no_speech, per_token)]
 
     def _looping(self, sampled: torch.Tensor, done: torch.Tensor, repeats: int,
@@ -193,8 +193,10 @@ class GreedyDecoder:
         last = next((t for t in reversed(tokens) if t >= tb), None)
         return None if last is None else (last - tb) * self.st.time_precision
 
-    def _result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float,
-                token_logprobs: list[float] | None = None) -> DecodeResult:
+    def result(self, row: list[int], sum_lp: float, no_speech: float, temperature: float,
+               token_logprobs: list[float] | None = None) -> DecodeResult:
+        """The ``DecodeResult`` of a decoded ``row`` (sampled tokens, ending in <|endoftext|> unless it ran out)
+        whose log-probabilities sum to ``sum_lp``: its text, average log-probability and compression ratio."""
         ended = self.st.eot in row
         tokens = row[:row.index(self.st.eot)] if ended else row
         text = self._text(tokens)
