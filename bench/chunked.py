@@ -2,13 +2,15 @@
 in one process: on a file joined from an evaluation set, interleaved, medians.
 
     python bench/chunked.py --set speech-dev --threads 1 --reps 3
-                            [--variants chunked,timestamps,unjoined,inside,recode,noskip] [--long-order N]
+                            [--variants chunked,timestamps,unjoined,inside,recode,floor1,noskip] [--long-order N]
 
 Variants: the sequential default; chunked as shipped (VAD chunks joined into 30 s windows, no
 timestamp tokens); chunked with timestamp tokens decoded (their times unused); chunked with one VAD
 chunk per window (nothing joined); chunked with windows cut inside speech where the 30 s run out
 (no move back to a pause); chunked with a window whose text stopped short decoded anew from the chunks
 it left out (an encoder pass each) instead of first continued over its own encoder output (``recode``);
+chunked with a window's text judged short below one word a second of its speech, the sequential path's floor,
+instead of ``chunked.SHORT_WORDS_PER_SPEECH_SECOND`` (``floor1``);
 the sequential default without decoding again, unprompted, a window whose text skipped its speech
 (``noskip``). ``--long-order N`` shuffles the set's utterances with seed N before joining (0: the set's
 order), for files the choices were not made on.
@@ -36,6 +38,7 @@ VARIANTS = {  # key: (label, options)
     "unjoined": ("chunked, one VAD chunk per window", {"chunked": True, "extra": {"chunk_join": False}}),
     "inside": ("chunked, windows cut inside speech", {"chunked": True, "extra": {"chunk_pause_lookback_s": 0}}),
     "recode": ("chunked, short windows decoded anew", {"chunked": True, "extra": {"chunk_continue": False}}),
+    "floor1": ("chunked, short below 1 word a second", {"chunked": True, "extra": {"chunk_short_words_per_s": 1.0}}),
     "noskip": ("sequential, skipped speech kept", {"extra": {"skip_check": False}}),
 }
 

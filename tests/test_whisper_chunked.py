@@ -78,16 +78,21 @@ def test_a_window_stops_short_only_when_its_speech_far_outlasts_its_words():
     pad = 2 * CHUNK_VAD.speech_pad_ms * SR // 1000   # the VAD's padding around a chunk is not speech
     sentences = ChunkWindow(0, [(0, 5 * SR), (6 * SR, 11 * SR), (12 * SR, 17 * SR)])   # 15 s, 12.6 s without pads
     assert stops_short(sentences, "Adam understood the haste to go away.", SR)       # 7 words
-    assert not stops_short(sentences, " ".join(["word"] * 13), SR)
+    assert stops_short(sentences, " ".join(["word"] * 25), SR)     # 1.98 a second: under a slow reader's rate
+    assert not stops_short(sentences, " ".join(["word"] * 26), SR)
+    # a reader's first sentence, the window's second one left out (speech-wide): 27 words over 17.8 s of speech
+    first_sentence = ChunkWindow(0, [(0, int(9.7 * SR)), (10 * SR, int(19.7 * SR))])
+    assert stops_short(first_sentence, " ".join(["word"] * 27), SR)
     # twenty one-second commands: 4 s of speech without the VAD's padding, however many words
     commands = ChunkWindow(0, [(i * 2 * SR, i * 2 * SR + SR) for i in range(20)])
     assert not stops_short(commands, "Yes. No. Stop.", SR)
-    assert stops_short(ChunkWindow(0, [(0, 5 * SR + pad), (6 * SR, 11 * SR + pad)]), "Seven words, no more, and then nothing.", SR)
+    two = ChunkWindow(0, [(0, 5 * SR + pad), (6 * SR, 11 * SR + pad)])
+    assert stops_short(two, "Seven words, no more, and then nothing.", SR)
     assert not stops_short(ChunkWindow(0, [(0, 29 * SR)]), "One chunk.", SR)   # nothing to split it at
     # a chapter heading and then a sentence read in four chunks (speech-wide, LibriSpeech): 7.3 s of speech
     heading = ChunkWindow(0, [(a * SR // 10, b * SR // 10) for a, b in ((0, 21), (21, 37), (45, 76), (76, 113))])
     assert stops_short(heading, "Chapter II.", SR)
-    assert not stops_short(heading, "Chapter II. After two years of training, he went to sea", SR)
+    assert not stops_short(heading, "Chapter II. After two years of training on the river, he went to sea at last", SR)
 
 
 def test_a_split_keeps_every_chunk_and_balances_the_speech():

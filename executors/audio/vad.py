@@ -1,54 +1,22 @@
-"""Voice activity detection with Silero VAD (weights ship inside the ``silero-vad`` package).
+"""Voice activity detection with Silero VAD (its weights ship inside the ``silero-vad`` package; the
+network runs as ``silero.SileroNetwork`` runs it, many windows a call).
 
-One ONNX session is loaded per process and shared: ``onnxruntime`` sessions are safe to run from
-several threads, and each caller (a ``speech_spans`` call, a ``StreamingVad``) gets its own
-shallow copy of silero's wrapper, so the recurrent state is never shared.
+One network is loaded per process and shared; each caller (a ``speech_spans`` call, a ``StreamingVad``)
+keeps its own ``SileroState``, so streams on several threads never share recurrent state.
 """
 
 from __future__ import annotations
 
 import bisect
-import copy
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import InvalidParameterError, wrap_unexpected
+from ..core.errors import InvalidParameterError
 from ..core.types import CancelToken
+from .silero import SAMPLE_RATE, WINDOW, SileroState, network, timestamps_from_probabilities
 
-SAMPLE_RATE = 16000
-WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
-STREAM_WARMUP = 32  # windows (1 s) a side-by-side stream hears before its own (speech_probabilities)
-
-_model_lock = threading.Lock()
-_base_model = None
-
-
-def _silero():
-    """The silero_vad module; importing it sets torch to one thread process-wide, so undo that."""
-    import torch
-
-    threads = torch.get_num_threads()
-    import silero_vad
-
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    return silero_vad
-
-
-def _fresh_model():
-    """A private-state view of the shared Silero model (loaded on first use)."""
-    global _base_model
-    with _model_lock:
-        if _base_model is None:
-            try:
-                _base_model = _silero().load_silero_vad(onnx=True)
-            except Exception as exc:  # noqa: BLE001 - reported as a FerrumError
-                raise wrap_unexpected(exc, "loading the Silero VAD model") from exc
-    model = copy.copy(_base_model)
-    model.reset_states()
-    return model
+SETTLE_WINDOWS = 32  # windows (1 s) of silence a clip is heard after when ``settle`` asks for it
 
 
 @dataclass
@@ -58,7 +26,6 @@ class VadOptions:
     min_silence_ms: int = 2000        # pauses shorter than this stay inside a span
     speech_pad_ms: int = 400          # kept on each side of a span
     max_speech_s: float = float("inf")  # longer spans are split (at a pause when possible)
-    streams: int = 1                  # stretches scored side by side (speech_probabilities)
 
     def validate(self) -> "VadOptions":
         if not 0.0 < self.threshold < 1.0:
@@ -75,35 +42,18 @@ def _as_audio(audio) -> np.ndarray:
     return load_audio(audio)
 
 
-def speech_probabilities(audio, cancel: CancelToken | None = None, streams: int = 1,
-                        settle: bool = False) -> np.ndarray:
-    """Silero's speech probability for each 32 ms window of 16 kHz mono audio.
-
-    ``streams`` > 1 scores that many consecutive stretches side by side, one batch row each (the
-    model's per-call overhead dominates a 32 ms step, so 16 rows cost little more than one); each
-    row first hears the ``STREAM_WARMUP`` windows before its stretch (silence for the first), so
-    its recurrent state has settled when its own windows begin.  ``settle``: a single stream hears that
-    silence too (a clip shorter than the settling: started cold on speech, Silero heard 0.1 s of a 0.31 s
-    "four"; long audio keeps the cold start, as heard after silence breath raised by 18 dB reads as speech)."""
-    import torch
-
+def speech_probabilities(audio, cancel: CancelToken | None = None, settle: bool = False) -> np.ndarray:
+    """Silero's speech probability for each 32 ms window of 16 kHz mono audio (the last window padded
+    with silence).  ``settle``: the network first hears ``SETTLE_WINDOWS`` of silence, so its recurrent
+    state has settled when the audio begins (a clip shorter than the settling: started cold on speech,
+    Silero heard 0.1 s of a 0.31 s "four"; long audio keeps the cold start, as heard after silence breath
+    raised by 18 dB reads as speech)."""
     samples = _as_audio(audio)
-    model = _fresh_model()
     count = -(-samples.size // WINDOW)
-    streams = max(1, min(streams, count // (4 * STREAM_WARMUP)))
-    per = -(-count // streams)
-    lead = STREAM_WARMUP if streams > 1 or settle else 0
-    padded = np.zeros((lead + streams * per) * WINDOW, np.float32)
+    lead = SETTLE_WINDOWS if settle else 0
+    padded = np.zeros((lead + count) * WINDOW, np.float32)
     padded[lead * WINDOW:lead * WINDOW + samples.size] = samples
-    flat = torch.from_numpy(padded).view(-1, WINDOW)
-    rows = torch.stack([flat[s * per:(s + 1) * per + lead] for s in range(streams)], dim=1)  # [steps, rows, W]
-    probs = np.empty((len(rows), streams), np.float32)
-    with torch.inference_mode():
-        for i, window in enumerate(rows):
-            if cancel is not None and i % 1000 == 0:  # an hour is ~112k windows (~20 s on one core)
-                cancel.raise_if_cancelled("voice activity detection")
-            probs[i] = model(window if streams > 1 else window[0], SAMPLE_RATE).reshape(-1).numpy()
-    return probs[lead:].T.reshape(-1)[:count]
+    return network().probabilities(padded, SileroState(), cancel)[lead:]
 
 
 def speech_spans(audio, options: VadOptions | None = None,
@@ -111,12 +61,11 @@ def speech_spans(audio, options: VadOptions | None = None,
     """(start_s, end_s) of each stretch of speech in ``audio`` (anything ``load_audio`` takes)."""
     options = (options or VadOptions()).validate()
     samples = _as_audio(audio)
-    probs = speech_probabilities(samples, cancel, options.streams)
-    stamps = _silero().get_speech_timestamps_from_probs(
-        probs.tolist(), sampling_rate=SAMPLE_RATE, threshold=options.threshold,
-        min_speech_duration_ms=options.min_speech_ms, max_speech_duration_s=options.max_speech_s,
-        min_silence_duration_ms=options.min_silence_ms, speech_pad_ms=options.speech_pad_ms,
-        audio_length_samples=samples.size)
+    probs = speech_probabilities(samples, cancel)
+    stamps = timestamps_from_probabilities(
+        probs, threshold=options.threshold, min_speech_duration_ms=options.min_speech_ms,
+        max_speech_duration_s=options.max_speech_s, min_silence_duration_ms=options.min_silence_ms,
+        speech_pad_ms=options.speech_pad_ms, audio_length_samples=samples.size)
     return [(s["start"] / SAMPLE_RATE, s["end"] / SAMPLE_RATE) for s in stamps]
 
 
@@ -216,11 +165,11 @@ class StreamingVad:
         self._min_silence = min_silence_ms * SAMPLE_RATE // 1000
         self._min_speech = min_speech_ms * SAMPLE_RATE // 1000
         self._pad = speech_pad_ms * SAMPLE_RATE // 1000
-        self._model = _fresh_model()
+        self._network = network()
         self.reset()
 
     def reset(self) -> None:
-        self._model.reset_states()
+        self._state = SileroState()
         self._pending = np.zeros(0, np.float32)
         self._samples = 0              # samples scored so far
         self._in_speech = False
@@ -239,22 +188,14 @@ class StreamingVad:
         return self._samples / SAMPLE_RATE
 
     def push(self, frame: np.ndarray) -> list[VadEvent]:
-        import torch
-
         frame = np.asarray(frame, dtype=np.float32).reshape(-1)
         buf = np.concatenate([self._pending, frame]) if self._pending.size else frame
         full = buf.size // WINDOW * WINDOW
         self._pending = buf[full:].copy()
-        events: list[VadEvent] = []
         if not full:
-            return events
-        with torch.inference_mode():
-            for window in torch.from_numpy(np.ascontiguousarray(buf[:full])).view(-1, WINDOW):
-                prob = float(self._model(window, SAMPLE_RATE).item())
-                event = self._step(prob)
-                if event is not None:
-                    events.append(event)
-        return events
+            return []
+        probs = self._network.probabilities(buf[:full], self._state)
+        return [event for prob in probs.tolist() if (event := self._step(prob)) is not None]
 
     def _step(self, prob: float) -> VadEvent | None:
         start = self._samples

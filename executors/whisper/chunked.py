@@ -46,7 +46,7 @@ from ..transcripts.results import Segment, Transcript
 from .decoding import DecodeResult, is_silence
 from .options import TranscribeOptions
 from .quality import needs_fallback, word_count
-from .speech_evidence import MIN_WORDS_PER_SPEECH_SECOND, WindowAudio
+from .speech_evidence import WindowAudio
 from .word_timing import align_tokens
 
 if TYPE_CHECKING:
@@ -54,10 +54,16 @@ if TYPE_CHECKING:
 
 DEFAULT_CHUNKED_BATCH = 8
 # faster-whisper's batched defaults: a pause of 0.16 s ends a chunk, no chunk is longer than a window
-CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0, streams=16)
-# A window of joined chunks whose text has fewer words than MIN_WORDS_PER_SPEECH_SECOND per second of its
+CHUNK_VAD = VadOptions(min_silence_ms=160, speech_pad_ms=400, min_speech_ms=250, max_speech_s=30.0)
+# A window of joined chunks whose text has fewer words than SHORT_WORDS_PER_SPEECH_SECOND per second of its
 # speech, over at least MIN_SHORT_S seconds, stopped short.  (At 8 s a chapter heading read before a long
-# sentence, "Chapter II." over 7.3 s of speech in four chunks, lost the sentence.)
+# sentence, "Chapter II." over 7.3 s of speech in four chunks, lost the sentence.)  Readers speak 2-3 words a
+# second.  The floor is twice the sequential path's (speech_evidence.MIN_WORDS_PER_SPEECH_SECOND), whose remedy
+# is an encoder pass: here the first remedy is a continuation, which costs little where the model has nothing
+# to add.  At 1 a window that ended after its first sentence (27 words over 17.8 s) passed; over sixteen joined
+# files 1.6, 2.0 and 2.5 took the mean WER from 8.26 % to 7.70, 7.23 and 7.06 %, at 2.5 for 7 % more time than
+# 1.6 and with four dev files worse (continuations that added wrong words); 2.0 cost 2 % (README C6).
+SHORT_WORDS_PER_SPEECH_SECOND = 2.0
 MIN_SHORT_S = 5.0
 # How far (beyond the VAD's padding) an aligned text's end may stray into a chunk it did not hear
 HEARD_MARGIN_S = 0.1
@@ -124,13 +130,15 @@ def _after_last_pause(group: list[tuple[int, int]], most: int) -> list[tuple[int
     return []
 
 
-def stops_short(window: ChunkWindow, text: str, sample_rate: int) -> bool:
-    """Whether a window of several chunks holds far fewer words than its speech: under
-    ``MIN_WORDS_PER_SPEECH_SECOND`` over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
+def stops_short(window: ChunkWindow, text: str, sample_rate: int,
+                floor: float = SHORT_WORDS_PER_SPEECH_SECOND) -> bool:
+    """Whether a window of several chunks holds far fewer words than its speech: under ``floor`` a second
+    over at least ``MIN_SHORT_S`` seconds.  Speech is counted without the VAD's
     padding around each chunk, which would otherwise make lists of short commands or digits look slow."""
     pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
     speech = float(np.maximum(window.lengths() - pad, 0).sum()) / sample_rate
-    return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < MIN_WORDS_PER_SPEECH_SECOND * speech
+    return (len(window.spans) > 1 and speech >= MIN_SHORT_S
+            and word_count(text) < floor * speech)
 
 
 def chunks_heard(window: ChunkWindow, last_start: float, sample_rate: int) -> int:
@@ -223,6 +231,7 @@ class _Decoder:
                  cancel: CancelToken | None):
         self.ex, self.jobs, self.cancel = ex, jobs, cancel
         self.timestamps = bool(options.extra.get("chunk_timestamps", False))  # measured against, not for use
+        self.floor = options.extra.get("chunk_short_words_per_s", SHORT_WORDS_PER_SPEECH_SECOND)  # likewise
         self.options = replace(options, condition_on_previous_text=False,
                                extra={**options.extra, "without_timestamps": not self.timestamps})
         prompt = options.initial_prompt
@@ -281,7 +290,7 @@ class _Decoder:
                                       seed_from=keys[row], audio=audios[row])
             if is_silence(result, opts, audios[row]):
                 continue
-            if stops_short(batch[i], result.text, ex.log_mel.sample_rate):
+            if stops_short(batch[i], result.text, ex.log_mel.sample_rate, self.floor):
                 short.append((i, row, result))
             else:
                 out[i] = self._segments(batch[i], result, enc[row:row + 1])
@@ -306,7 +315,8 @@ class _Decoder:
         done: list[tuple] = []
         for window, result, enc, prompt, audio in short:
             more = continued(self.ex, result, enc, prompt, audio, self.options, self.timestamps, self.cancel)
-            done.append((window, more, enc, prompt, more is not result and stops_short(window, more.text, sr)))
+            again = more is not result and stops_short(window, more.text, sr, self.floor)
+            done.append((window, more, enc, prompt, again))
         rest = iter(self._decode_rest([item[:4] for item in done if item[4]]))
         return [next(rest) if again else self._segments(window, result, enc)
                 for window, result, enc, _, again in done]
@@ -314,8 +324,8 @@ class _Decoder:
     def _decode_rest(self, short: list[tuple]) -> list[list[Segment]]:
         """Windows whose text, continued (or not: ``chunk_continue``), still stops short: the chunks after the
         text (``_heard``), or else both halves, are decoded as windows of their own; the result is kept when it
-        hears more words (the window's own segment is only made, and its words aligned, when not).  ``short``: (window, result,
-        its encoder output, its prompt); returns each one's segments."""
+        hears more words (the window's own segment is only made, and its words aligned, when not).  ``short``:
+        (window, result, its encoder output, its prompt); returns each one's segments."""
         plans = []  # per short window: how many chunks its text heard (None: halves), the windows to decode
         for window, result, enc, prompt in short:
             heard = self._heard(window, result, enc, prompt)
@@ -348,7 +358,7 @@ class _Decoder:
                                  no_timestamps=st.no_timestamps)
         heard = chunks_heard(window, float(starts[-2]), ex.log_mel.sample_rate)
         kept = ChunkWindow(window.job, window.spans[:heard])
-        if heard == len(window.spans) or stops_short(kept, result.text, ex.log_mel.sample_rate):
+        if heard == len(window.spans) or stops_short(kept, result.text, ex.log_mel.sample_rate, self.floor):
             return None
         return heard
 

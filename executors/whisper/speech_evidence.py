@@ -20,16 +20,13 @@ SPEECH_PROBABILITY = 0.5    # Silero's own default threshold for speech
 # included); a decoded text with more words than this allows for the speech heard is not in the audio.
 WORDS_PER_SPEECH_SECOND = 5.0
 # People read at 2-3 words a second: a text with fewer than one word per second of a long stretch of speech
-# left most of it out (a fast-long window that stopped short, a prompted window that skipped its speech).
+# left most of it out (a prompted window that skipped its speech; fast-long windows ask more of a text,
+# chunked.SHORT_WORDS_PER_SPEECH_SECOND, as their first remedy costs less).
 MIN_WORDS_PER_SPEECH_SECOND = 1.0
 SLACK_WORDS = 3             # short clips: a few words around the VAD's frame edges
 TAIL_SECONDS = 1.5          # a transcript may end this long after the last speech the VAD heard
 MIN_SPEECH_S = 0.1          # less than this much speech in a window: the VAD heard none
 SETTLE_S = 1.0              # a clip shorter than this is scored after silence (vad.speech_probabilities' settle)
-# Stretches of a window scored side by side (vad.speech_probabilities' streams, at least 4 s each): a 30 s
-# window in 80 ms instead of 160 ms at 1 thread, each stretch after the second of audio before it; on both
-# evaluation sets' clips and long files, in both modes, every text stayed the same
-VAD_STREAMS = 8
 
 
 class WindowAudio:
@@ -54,8 +51,7 @@ class WindowAudio:
                 from ..audio.vad import speech_probabilities
 
                 settle = self.duration < SETTLE_S
-                self._speech = speech_probabilities(self.samples, streams=VAD_STREAMS,
-                                                    settle=settle) >= SPEECH_PROBABILITY
+                self._speech = speech_probabilities(self.samples, settle=settle) >= SPEECH_PROBABILITY
         return self._speech
 
     def speech_seconds(self, until: float | None = None) -> float:

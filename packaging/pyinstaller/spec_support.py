@@ -88,8 +88,8 @@ PRUNE = (
     # metadata of the test tools (their modules are excluded above), which PyInstaller copies because
     # installed packages name them in version lookups
     "pytest*.dist-info/*", "openai-*.dist-info/*",
-    # silero-vad ships its model in eight formats; executors/audio/vad.py loads silero_vad.onnx only
-    "silero_vad/data/silero_vad.jit", "silero_vad/data/silero_vad_*",
+    # silero-vad ships its model in eight formats; executors/audio/silero.py loads silero_vad.jit only
+    "silero_vad/data/silero_vad.onnx", "silero_vad/data/silero_vad_*",
     *(_QT_PLUGINS + p for p in (
         "platforms/libqeglfs.so", "platforms/libqlinuxfb.so", "platforms/libqminimalegl.so", "platforms/libqvnc.so",
         "platforms/libqvkkhrdisplay.so", "platformthemes/libqgtk3.so", "generic/*", "egldeviceintegrations/*",
