@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import format_table, interleaved, load_speech_dev, long_audio, median  # noqa: E402
 from bench.eval_data import eval_path  # noqa: E402
 
-WINDOW = 512
+from executors.audio.silero import WINDOW  # noqa: E402
 
 
 def engines(audio: np.ndarray) -> dict:

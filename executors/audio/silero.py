@@ -61,18 +61,23 @@ class SileroNetwork:
         self._lstm.eval()
 
     def probabilities(self, samples: np.ndarray, state: SileroState, cancel=None) -> np.ndarray:
-        """Speech probability of each whole ``WINDOW`` of ``samples`` (a stream's next audio, a multiple of
-        ``WINDOW`` long), continuing from ``state``, which is updated in place."""
+        """Speech probability of each ``WINDOW`` of ``samples`` (a stream's next audio; a last partial window is
+        heard padded with silence), continuing from ``state``, which is updated in place.  The audio is read a
+        block at a time: an hour costs no second copy of itself."""
         import torch
 
-        windows = samples.reshape(-1, WINDOW)
-        out = np.empty(len(windows), np.float32)
+        count = -(-samples.size // WINDOW)
+        out = np.empty(count, np.float32)
         with torch.inference_mode():
-            for at in range(0, len(windows), BLOCK):
+            for at in range(0, count, BLOCK):
                 if cancel is not None:
                     cancel.raise_if_cancelled("voice activity detection")
-                block = windows[at:at + BLOCK]
-                heard = np.empty((len(block), CONTEXT + WINDOW), np.float32)
+                n = min(BLOCK, count - at)
+                block = samples[at * WINDOW:(at + n) * WINDOW]
+                if block.size < n * WINDOW:  # the last window of the audio, padded with silence
+                    block = np.pad(block, (0, n * WINDOW - block.size))
+                block = block.reshape(n, WINDOW)
+                heard = np.empty((n, CONTEXT + WINDOW), np.float32)
                 heard[0, :CONTEXT] = state.context
                 heard[1:, :CONTEXT] = block[:-1, -CONTEXT:]
                 heard[:, CONTEXT:] = block
@@ -80,7 +85,7 @@ class SileroNetwork:
                 features = self._convolutions(self._spectrum(torch.from_numpy(heard)))  # [n, HIDDEN, 1]
                 hidden, state.lstm = self._lstm(features.view(-1, 1, HIDDEN), state.lstm)     # [n, 1, HIDDEN]
                 probs = self._head(hidden.view(-1, HIDDEN, 1))                         # [n, 1, 1]
-                out[at:at + len(block)] = probs.view(-1).numpy()
+                out[at:at + n] = probs.view(-1).numpy()
         return out
 
 

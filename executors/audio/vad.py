@@ -49,11 +49,10 @@ def speech_probabilities(audio, cancel: CancelToken | None = None, settle: bool 
     Silero heard 0.1 s of a 0.31 s "four"; long audio keeps the cold start, as heard after silence breath
     raised by 18 dB reads as speech)."""
     samples = _as_audio(audio)
-    count = -(-samples.size // WINDOW)
-    lead = SETTLE_WINDOWS if settle else 0
-    padded = np.zeros((lead + count) * WINDOW, np.float32)
-    padded[lead * WINDOW:lead * WINDOW + samples.size] = samples
-    return network().probabilities(padded, SileroState(), cancel)[lead:]
+    state = SileroState()
+    if settle:
+        network().probabilities(np.zeros(SETTLE_WINDOWS * WINDOW, np.float32), state, cancel)
+    return network().probabilities(samples, state, cancel)
 
 
 def speech_spans(audio, options: VadOptions | None = None,

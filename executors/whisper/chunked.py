@@ -290,7 +290,7 @@ class _Decoder:
                                       seed_from=keys[row], audio=audios[row])
             if is_silence(result, opts, audios[row]):
                 continue
-            if stops_short(batch[i], result.text, ex.log_mel.sample_rate, self.floor):
+            if self._stops_short(batch[i], result.text):
                 short.append((i, row, result))
             else:
                 out[i] = self._segments(batch[i], result, enc[row:row + 1])
@@ -311,15 +311,17 @@ class _Decoder:
         prompt, its audio); returns each one's segments."""
         if not self.options.extra.get("chunk_continue", True):   # measured against (README C5)
             return self._decode_rest([item[:4] for item in short])
-        sr = self.ex.log_mel.sample_rate
         done: list[tuple] = []
         for window, result, enc, prompt, audio in short:
             more = continued(self.ex, result, enc, prompt, audio, self.options, self.timestamps, self.cancel)
-            again = more is not result and stops_short(window, more.text, sr, self.floor)
+            again = more is not result and self._stops_short(window, more.text)
             done.append((window, more, enc, prompt, again))
         rest = iter(self._decode_rest([item[:4] for item in done if item[4]]))
         return [next(rest) if again else self._segments(window, result, enc)
                 for window, result, enc, _, again in done]
+
+    def _stops_short(self, window: ChunkWindow, text: str) -> bool:
+        return stops_short(window, text, self.ex.log_mel.sample_rate, self.floor)
 
     def _decode_rest(self, short: list[tuple]) -> list[list[Segment]]:
         """Windows whose text, continued (or not: ``chunk_continue``), still stops short: the chunks after the
@@ -358,7 +360,7 @@ class _Decoder:
                                  no_timestamps=st.no_timestamps)
         heard = chunks_heard(window, float(starts[-2]), ex.log_mel.sample_rate)
         kept = ChunkWindow(window.job, window.spans[:heard])
-        if heard == len(window.spans) or stops_short(kept, result.text, ex.log_mel.sample_rate, self.floor):
+        if heard == len(window.spans) or self._stops_short(kept, result.text):
             return None
         return heard
 
