@@ -4,6 +4,7 @@ faster-whisper's (CTranslate2 int8) decoder, greedy, on the same 30 s window of 
 
     python bench/decoder_step.py                 # 1 and 2 threads, 7 rounds, medians
     python bench/decoder_step.py --threads 1 --rounds 11
+    python bench/decoder_step.py --threads 1 --parts   # also: where a token of ours goes, by part
 
 A token of ours is a step (four layers, cross-attention over the window), the vocabulary projection and an
 argmax; the peer's is ``generate`` (its prompt asks for no timestamps) with the end token suppressed, timed for
@@ -17,6 +18,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,8 +31,9 @@ from bench.transcribe import bundled_ct2_folder  # noqa: E402
 PEER = "faster-whisper int8 (CTranslate2)"
 
 
-def ours(threads: int, mel, tokens: int) -> dict:
-    """name -> a call that decodes ``tokens`` greedy tokens of ``mel`` and returns seconds a token."""
+def ours(threads: int, mel, tokens: int) -> tuple[dict, Callable[[], dict[str, float]]]:
+    """name -> a call that decodes ``tokens`` greedy tokens of ``mel`` and returns seconds a token; and a call
+    that profiles the default's tokens (``_profiled``)."""
     import torch
 
     from executors.models.store import resolve_model
@@ -53,7 +56,44 @@ def ours(threads: int, mel, tokens: int) -> dict:
                 token = runtime.logits(runtime.step(store, token)[:, -1]).argmax(dim=-1, keepdim=True)
             return (time.perf_counter() - start) / tokens
 
-    return {"ours, TorchScript layers (default)": lambda: decode(False), "ours, Python step": lambda: decode(True)}
+    calls = {"ours, TorchScript layers (default)": lambda: decode(False), "ours, Python step": lambda: decode(True)}
+    return calls, lambda: _profiled(runtime, encoded, prompt, tokens)
+
+
+# the parts of a token that its operators are counted in (``_part``: the first that matches)
+PARTS = ("cross-attention over the window", "vocabulary (projection, argmax, embedding lookup)",
+         "layers' int8 linears", "everything else")
+
+
+def _part(name: str, shapes: list, vocab: int, window: int, d_model: int) -> str:
+    flat = [d for shape in shapes if isinstance(shape, list) for d in shape]
+    if window in flat and name in ("aten::bmm", "aten::_softmax", "aten::matmul"):
+        return PARTS[0]
+    if vocab in flat or name == "aten::argmax" or (
+            name == "quantized::linear_dynamic" and shapes[0][-1:] == [d_model + 2]):  # its two range columns
+        return PARTS[1]
+    if name == "quantized::linear_dynamic":
+        return PARTS[2]
+    return PARTS[3]
+
+
+def _profiled(runtime, encoded, prompt, tokens: int) -> dict[str, float]:
+    """Self CPU time a token of the default step spends in each of ``PARTS``, as shares of the whole."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    vocab, window, d_model = runtime.proj_out.weight.shape[0], encoded.shape[1], encoded.shape[2]
+    with torch.inference_mode():
+        store = runtime.new_store(encoded)
+        token = runtime.logits(runtime.step(store, prompt)[:, -1]).argmax(dim=-1, keepdim=True)
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            for _ in range(tokens):
+                token = runtime.logits(runtime.step(store, token)[:, -1]).argmax(dim=-1, keepdim=True)
+    spent = dict.fromkeys(PARTS, 0.0)
+    for event in prof.key_averages(group_by_input_shape=True):
+        spent[_part(event.key, event.input_shapes, vocab, window, d_model)] += event.self_cpu_time_total
+    total = sum(spent.values())
+    return {part: micros / total for part, micros in spent.items()}
 
 
 def peer_times(threads: int, mel, tokens: int, rounds: int) -> list[float]:
@@ -98,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", default="1,2", help="comma list of thread counts")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--tokens", type=int, default=150, help="greedy tokens a round decodes")
+    ap.add_argument("--parts", action="store_true",
+                    help="also profile the default's token and print the time of each part (torch.profiler)")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -110,9 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     clips = load_speech_dev()[:12]
     audio = np.concatenate([read_audio(c.path) for c in clips])[:16000 * 30]
     mel = LogMel(MelSettings.read(resolve_model("whisper-tiny.en").path), torch.device("cpu")).window(audio)[0][None]
-    rows = []
+    rows, part_rows = [], []
     for threads in map(int, args.threads.split(",")):
-        calls = ours(threads, mel, args.tokens)
+        calls, profile = ours(threads, mel, args.tokens)
         for call in calls.values():
             call()
         times = _per_token(calls, args.rounds)
@@ -120,7 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         peer = median(times[PEER])
         for name, seconds in times.items():
             rows.append([name, str(threads), f"{median(seconds) * 1000:.2f}", f"{median(seconds) / peer:.2f}"])
+        if args.parts:
+            ours_ms = median(next(iter(times.values()))) * 1000
+            part_rows += [[part, str(threads), f"{share * ours_ms:.2f}", f"{share:.0%}"]
+                          for part, share in profile().items()]
     print(format_table(["decoder", "thr", "ms a token", "x peer"], rows))
+    if part_rows:
+        print("\nwhere a token of the default goes (profiled shares of its self CPU time, times the ms above):")
+        print(format_table(["part", "thr", "ms a token", "share"], part_rows))
     print(f"{args.tokens} tokens a round, {args.rounds} interleaved rounds, medians; window: the first 30 s of "
           f"{len(clips)} dev clips joined")
     return 0
