@@ -29,6 +29,7 @@ from bench.common import format_table, interleaved, load_speech_dev, median, rea
 from bench.transcribe import bundled_ct2_folder  # noqa: E402
 
 PEER = "faster-whisper int8 (CTranslate2)"
+DEFAULT = "ours, TorchScript layers (default)"
 
 
 def ours(threads: int, mel, tokens: int) -> tuple[dict, Callable[[], dict[str, float]]]:
@@ -56,7 +57,7 @@ def ours(threads: int, mel, tokens: int) -> tuple[dict, Callable[[], dict[str, f
                 token = runtime.logits(runtime.step(store, token)[:, -1]).argmax(dim=-1, keepdim=True)
             return (time.perf_counter() - start) / tokens
 
-    calls = {"ours, TorchScript layers (default)": lambda: decode(False), "ours, Python step": lambda: decode(True)}
+    calls = {DEFAULT: lambda: decode(False), "ours, Python step": lambda: decode(True)}
     return calls, lambda: _profiled(runtime, encoded, prompt, tokens)
 
 
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, seconds in times.items():
             rows.append([name, str(threads), f"{median(seconds) * 1000:.2f}", f"{median(seconds) / peer:.2f}"])
         if args.parts:
-            ours_ms = median(next(iter(times.values()))) * 1000
+            ours_ms = median(times[DEFAULT]) * 1000
             part_rows += [[part, str(threads), f"{share * ours_ms:.2f}", f"{share:.0%}"]
                           for part, share in profile().items()]
     print(format_table(["decoder", "thr", "ms a token", "x peer"], rows))

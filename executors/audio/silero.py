@@ -96,9 +96,7 @@ def network() -> SileroNetwork:
         if _network is None:
             try:
                 _network = SileroNetwork(_silero().load_silero_vad(onnx=False))
-            except ModelError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - reported as a FerrumError
+            except Exception as exc:  # noqa: BLE001 - reported as a FerrumError (a ModelError as it is)
                 raise wrap_unexpected(exc, "loading the Silero VAD model") from exc
         return _network
 

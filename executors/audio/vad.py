@@ -48,11 +48,10 @@ def speech_probabilities(audio, cancel: CancelToken | None = None, settle: bool 
     state has settled when the audio begins (a clip shorter than the settling: started cold on speech,
     Silero heard 0.1 s of a 0.31 s "four"; long audio keeps the cold start, as heard after silence breath
     raised by 18 dB reads as speech)."""
-    samples = _as_audio(audio)
-    state = SileroState()
+    samples, net, state = _as_audio(audio), network(), SileroState()
     if settle:
-        network().probabilities(np.zeros(SETTLE_WINDOWS * WINDOW, np.float32), state, cancel)
-    return network().probabilities(samples, state, cancel)
+        net.probabilities(np.zeros(SETTLE_WINDOWS * WINDOW, np.float32), state, cancel)
+    return net.probabilities(samples, state, cancel)
 
 
 def speech_spans(audio, options: VadOptions | None = None,

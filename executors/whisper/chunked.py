@@ -137,8 +137,7 @@ def stops_short(window: ChunkWindow, text: str, sample_rate: int,
     padding around each chunk, which would otherwise make lists of short commands or digits look slow."""
     pad = 2 * CHUNK_VAD.speech_pad_ms * sample_rate // 1000
     speech = float(np.maximum(window.lengths() - pad, 0).sum()) / sample_rate
-    return (len(window.spans) > 1 and speech >= MIN_SHORT_S
-            and word_count(text) < floor * speech)
+    return len(window.spans) > 1 and speech >= MIN_SHORT_S and word_count(text) < floor * speech
 
 
 def chunks_heard(window: ChunkWindow, last_start: float, sample_rate: int) -> int:
